@@ -1,0 +1,321 @@
+/*
+ * exif.c: EXIF blocks into PixMeta through libexif (see exif.h).
+ *
+ * Reads the block it is given; writes the PixMeta it is given.  Runs on the
+ * hash threads; every call has its own ExifData and ExifLog.
+ *
+ * Invariants:
+ *  1. A value is taken from an entry only after its format and component
+ *     count were checked against the entry's size: a hostile block can make
+ *     a field unknown, never make us read past an entry.
+ *  2. Tags are read from the IFD the standard puts them in, falling back to
+ *     the other main IFD (IFD0 <-> Exif) where files put them wrongly;
+ *     GPS tags only from the GPS IFD.
+ *  3. Strings stored in `meta` are valid UTF-8 (Latin-1 is converted).
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "exif.h"
+
+#include <libexif/exif-data.h>
+#include <libexif/exif-log.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ExifData, exif_data_unref)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ExifLog, exif_log_unref)
+
+/* What libexif's log said, keeping the first corrupt-data message. */
+typedef struct {
+	char *first_problem;
+	guint n_problems;
+} LogSink;
+
+static void on_exif_log(ExifLog *log, ExifLogCode code, const char *domain, const char *format,
+                        va_list args, void *data)
+{
+	LogSink *sink = data;
+	(void)log;
+	if (code != EXIF_LOG_CODE_CORRUPT_DATA)
+		return;
+	/* maker notes are vendor-private and often off by design; their
+	 * problems do not make the standard EXIF data corrupt */
+	if (domain != NULL && g_str_has_prefix(domain, "ExifMnote"))
+		return;
+	sink->n_problems++;
+	if (sink->first_problem == NULL)
+		sink->first_problem = g_strdup_vprintf(format, args);
+}
+
+/* The entry for `tag` in `ifd` or, failing that, in `fallback` (pass the
+ * same IFD twice for none). */
+static ExifEntry *find(ExifData *ed, ExifTag tag, ExifIfd ifd, ExifIfd fallback)
+{
+	ExifEntry *e = exif_content_get_entry(ed->ifd[ifd], tag);
+	if (e == NULL && fallback != ifd)
+		e = exif_content_get_entry(ed->ifd[fallback], tag);
+	return e;
+}
+
+/* Whether `e` really holds `n` values of its format. */
+static gboolean has_values(const ExifEntry *e, unsigned long n)
+{
+	unsigned int size = exif_format_get_size(e->format);
+	return e->data != NULL && size > 0 && e->components >= n && e->size >= size * n;
+}
+
+/* Value `i` of an integer entry (BYTE, SHORT, LONG and signed kinds). */
+static gboolean get_int(const ExifEntry *e, ExifByteOrder order, unsigned long i, gint64 *out)
+{
+	if (e == NULL || !has_values(e, i + 1))
+		return FALSE;
+	const unsigned char *p = e->data + i * exif_format_get_size(e->format);
+	switch (e->format) {
+	case EXIF_FORMAT_BYTE:
+	case EXIF_FORMAT_UNDEFINED:
+		*out = p[0];
+		return TRUE;
+	case EXIF_FORMAT_SBYTE:
+		*out = (signed char)p[0];
+		return TRUE;
+	case EXIF_FORMAT_SHORT:
+		*out = exif_get_short(p, order);
+		return TRUE;
+	case EXIF_FORMAT_SSHORT:
+		*out = exif_get_sshort(p, order);
+		return TRUE;
+	case EXIF_FORMAT_LONG:
+		*out = exif_get_long(p, order);
+		return TRUE;
+	case EXIF_FORMAT_SLONG:
+		*out = exif_get_slong(p, order);
+		return TRUE;
+	default:
+		return FALSE;
+	}
+}
+
+/* Value `i` of a rational entry (or an integer one) as a double. */
+static gboolean get_real(const ExifEntry *e, ExifByteOrder order, unsigned long i, double *out)
+{
+	gint64 n;
+	if (e == NULL || !has_values(e, i + 1))
+		return FALSE;
+	const unsigned char *p = e->data + i * exif_format_get_size(e->format);
+	if (e->format == EXIF_FORMAT_RATIONAL) {
+		ExifRational r = exif_get_rational(p, order);
+		if (r.denominator == 0)
+			return FALSE;
+		*out = (double)r.numerator / (double)r.denominator;
+		return TRUE;
+	}
+	if (e->format == EXIF_FORMAT_SRATIONAL) {
+		ExifSRational r = exif_get_srational(p, order);
+		if (r.denominator == 0)
+			return FALSE;
+		*out = (double)r.numerator / (double)r.denominator;
+		return TRUE;
+	}
+	if (!get_int(e, order, i, &n))
+		return FALSE;
+	*out = (double)n;
+	return TRUE;
+}
+
+/* An ASCII entry as trimmed UTF-8, NULL when empty (transfer full). */
+static char *get_string(const ExifEntry *e)
+{
+	if (e == NULL || e->data == NULL || e->size == 0 ||
+	    (e->format != EXIF_FORMAT_ASCII && e->format != EXIF_FORMAT_UNDEFINED))
+		return NULL;
+	gsize len = strnlen((const char *)e->data, e->size);
+	g_autofree char *raw = g_strndup((const char *)e->data, len);
+	g_strstrip(raw);
+	if (raw[0] == '\0')
+		return NULL;
+	if (g_utf8_validate(raw, -1, NULL))
+		return g_steal_pointer(&raw);
+	return g_convert(raw, -1, "UTF-8", "ISO-8859-1", NULL, NULL, NULL);
+}
+
+/* "YYYY:MM:DD HH:MM:SS" (or with '-' in the date) as ISO 8601
+ * "YYYY-MM-DDTHH:MM:SS"; NULL for blanks, zeros and garbage. */
+static char *parse_date(const char *s)
+{
+	int y, mo, d, h, mi, sec = 0;
+	char sep1, sep2;
+	if (s == NULL || strlen(s) < 16)
+		return NULL;
+	if (sscanf(s, "%4d%c%2d%c%2d %2d:%2d:%2d", &y, &sep1, &mo, &sep2, &d, &h, &mi, &sec) < 7)
+		return NULL;
+	if ((sep1 != ':' && sep1 != '-') || sep2 != sep1)
+		return NULL;
+	if (y < 1800 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 ||
+	    h < 0 || mi < 0 || sec < 0)
+		return NULL;
+	return g_strdup_printf("%04d-%02d-%02dT%02d:%02d:%02d", y, mo, d, h, mi, sec);
+}
+
+/* "+HH:MM" / "-HH:MM", validated; NULL otherwise. */
+static char *parse_offset(const char *s)
+{
+	int h, m;
+	char sign;
+	if (s == NULL || strlen(s) != 6 || sscanf(s, "%c%2d:%2d", &sign, &h, &m) != 3)
+		return NULL;
+	if ((sign != '+' && sign != '-') || h < 0 || h > 14 || m < 0 || m > 59)
+		return NULL;
+	return g_strdup_printf("%c%02d:%02d", sign, h, m);
+}
+
+/* The date taken: DateTimeOriginal, else CreateDate, else ModifyDate,
+ * each with its own sub-second and offset tags. */
+static void read_date(ExifData *ed, PixMeta *m)
+{
+	static const struct {
+		ExifTag date, subsec, offset;
+		ExifIfd ifd, fallback;
+		const char *name;
+	} sources[] = {
+		{ EXIF_TAG_DATE_TIME_ORIGINAL, EXIF_TAG_SUB_SEC_TIME_ORIGINAL, EXIF_TAG_OFFSET_TIME_ORIGINAL,
+		  EXIF_IFD_EXIF, EXIF_IFD_0, "DateTimeOriginal" },
+		{ EXIF_TAG_DATE_TIME_DIGITIZED, EXIF_TAG_SUB_SEC_TIME_DIGITIZED, EXIF_TAG_OFFSET_TIME_DIGITIZED,
+		  EXIF_IFD_EXIF, EXIF_IFD_0, "CreateDate" },
+		{ EXIF_TAG_DATE_TIME, EXIF_TAG_SUB_SEC_TIME, EXIF_TAG_OFFSET_TIME,
+		  EXIF_IFD_0, EXIF_IFD_EXIF, "ModifyDate" },
+	};
+
+	if (m->date_taken != NULL)
+		return;
+	for (guint i = 0; i < G_N_ELEMENTS(sources); i++) {
+		g_autofree char *text = get_string(find(ed, sources[i].date, sources[i].ifd, sources[i].fallback));
+		g_autofree char *date = parse_date(text);
+		if (date == NULL)
+			continue;
+		g_autofree char *subsec = get_string(find(ed, sources[i].subsec, EXIF_IFD_EXIF, EXIF_IFD_0));
+		if (subsec != NULL && strspn(subsec, "0123456789") == strlen(subsec))
+			m->date_taken = g_strdup_printf("%s.%s", date, subsec);
+		else
+			m->date_taken = g_steal_pointer(&date);
+		g_autofree char *offset = get_string(find(ed, sources[i].offset, EXIF_IFD_EXIF, EXIF_IFD_0));
+		m->date_tz = parse_offset(offset);
+		m->date_source = sources[i].name;
+		return;
+	}
+}
+
+/* Degrees, minutes, seconds and a hemisphere reference as signed degrees. */
+static gboolean read_coordinate(ExifData *ed, ExifByteOrder order, ExifTag value_tag, ExifTag ref_tag,
+                                char negative_ref, double *out)
+{
+	ExifContent *gps = ed->ifd[EXIF_IFD_GPS];
+	ExifEntry *e = exif_content_get_entry(gps, value_tag);
+	double v = 0, part;
+	for (unsigned long i = 0; i < 3; i++) {
+		if (!get_real(e, order, i, &part)) {
+			if (i == 0)
+				return FALSE;
+			part = 0;   /* some writers give degrees (and minutes) only */
+		}
+		v += part / (i == 0 ? 1.0 : i == 1 ? 60.0 : 3600.0);
+	}
+	g_autofree char *ref = get_string(exif_content_get_entry(gps, ref_tag));
+	if (ref != NULL && g_ascii_toupper(ref[0]) == negative_ref)
+		v = -v;
+	if (!isfinite(v) || fabs(v) > (value_tag == EXIF_TAG_GPS_LATITUDE ? 90.0 : 180.0))
+		return FALSE;
+	*out = v;
+	return TRUE;
+}
+
+static void read_gps(ExifData *ed, ExifByteOrder order, PixMeta *m)
+{
+	double lat, lon, alt;
+	gint64 alt_ref = 0;
+
+	if (ed->ifd[EXIF_IFD_GPS] == NULL || ed->ifd[EXIF_IFD_GPS]->count == 0)
+		return;
+	if (read_coordinate(ed, order, EXIF_TAG_GPS_LATITUDE, EXIF_TAG_GPS_LATITUDE_REF, 'S', &lat) &&
+	    read_coordinate(ed, order, EXIF_TAG_GPS_LONGITUDE, EXIF_TAG_GPS_LONGITUDE_REF, 'W', &lon)) {
+		m->gps_lat = lat;
+		m->gps_lon = lon;
+	}
+	ExifContent *gps = ed->ifd[EXIF_IFD_GPS];
+	if (get_real(exif_content_get_entry(gps, EXIF_TAG_GPS_ALTITUDE), order, 0, &alt) && isfinite(alt)) {
+		get_int(exif_content_get_entry(gps, EXIF_TAG_GPS_ALTITUDE_REF), order, 0, &alt_ref);
+		m->gps_alt_m = alt_ref == 1 ? -alt : alt;
+	}
+}
+
+/* ISO: the first non-zero of its values (Nikon writes "0 200"). */
+static void read_iso(const ExifEntry *e, ExifByteOrder order, PixMeta *m)
+{
+	gint64 n;
+	for (unsigned long i = 0; e != NULL && i < e->components && i < 4; i++) {
+		if (get_int(e, order, i, &n) && n > 0) {
+			m->iso = n;
+			return;
+		}
+	}
+}
+
+static void set_string(char **field, char *value)
+{
+	if (*field == NULL)
+		*field = value;
+	else
+		g_free(value);
+}
+
+gboolean pix_exif_read(const guint8 *data, gsize len, PixMeta *m, char **problem)
+{
+	static const guint8 header[6] = { 'E', 'x', 'i', 'f', 0, 0 };
+	LogSink sink = { 0 };
+	gint64 n;
+	double v;
+
+	*problem = NULL;
+	if (len < 6 + 8 || memcmp(data, header, 6) != 0 ||
+	    !((data[6] == 'I' && data[7] == 'I') || (data[6] == 'M' && data[7] == 'M'))) {
+		*problem = g_strdup("corrupt EXIF: no TIFF header");
+		return FALSE;
+	}
+	g_autoptr(ExifData) ed = exif_data_new();
+	g_autoptr(ExifLog) log = exif_log_new();
+	if (ed == NULL || log == NULL)
+		g_error("libexif cannot allocate");
+	exif_log_set_func(log, on_exif_log, &sink);
+	exif_data_log(ed, log);
+	exif_data_unset_option(ed, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION);
+	exif_data_unset_option(ed, EXIF_DATA_OPTION_IGNORE_UNKNOWN_TAGS);
+	exif_data_load_data(ed, data, (unsigned int)MIN(len, G_MAXUINT));
+	ExifByteOrder order = exif_data_get_byte_order(ed);
+
+	set_string(&m->make, get_string(find(ed, EXIF_TAG_MAKE, EXIF_IFD_0, EXIF_IFD_EXIF)));
+	set_string(&m->model, get_string(find(ed, EXIF_TAG_MODEL, EXIF_IFD_0, EXIF_IFD_EXIF)));
+	set_string(&m->lens, get_string(find(ed, EXIF_TAG_LENS_MODEL, EXIF_IFD_EXIF, EXIF_IFD_0)));
+	read_date(ed, m);
+	if (isnan(m->exposure_s) && get_real(find(ed, EXIF_TAG_EXPOSURE_TIME, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &v) && v > 0)
+		m->exposure_s = v;
+	if (isnan(m->fnumber) && get_real(find(ed, EXIF_TAG_FNUMBER, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &v) && v > 0)
+		m->fnumber = v;
+	if (isnan(m->focal_mm) && get_real(find(ed, EXIF_TAG_FOCAL_LENGTH, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &v) && v > 0)
+		m->focal_mm = v;
+	if (m->iso < 0)
+		read_iso(find(ed, EXIF_TAG_ISO_SPEED_RATINGS, EXIF_IFD_EXIF, EXIF_IFD_0), order, m);
+	/* IFD1 (the thumbnail) as a last resort: its orientation is the
+	 * image's when IFD0 has none */
+	if (m->orientation < 0 && (get_int(find(ed, EXIF_TAG_ORIENTATION, EXIF_IFD_0, EXIF_IFD_EXIF), order, 0, &n) ||
+	                           get_int(find(ed, EXIF_TAG_ORIENTATION, EXIF_IFD_1, EXIF_IFD_1), order, 0, &n)) &&
+	    n >= 1 && n <= 8)
+		m->orientation = (int)n;
+	if (isnan(m->gps_lat))
+		read_gps(ed, order, m);
+
+	if (sink.n_problems > 0) {
+		*problem = g_strdup_printf("corrupt EXIF: %s", sink.first_problem);
+		g_free(sink.first_problem);
+		return FALSE;
+	}
+	return TRUE;
+}

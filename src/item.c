@@ -1,0 +1,129 @@
+/*
+ * item.c: constructors and destructors of PixItem, PixDir and PixMeta.
+ *
+ * Reads and writes nothing but memory.  Any thread may call these; a given
+ * item is only ever touched by its current owner (see item.h).  PixDir
+ * reference counts are atomic because items of one directory are freed by
+ * the store thread while plan may still hold the directory.
+ *
+ * Invariants:
+ *  1. pix_item_free() releases exactly one reference of item->dir.
+ *  2. Unknown PixMeta numbers are NAN or -1 from the moment of creation, so
+ *     a parser that finds nothing leaves nothing that looks like a value.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "item.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+
+PixDir *pix_dir_new(const char *path)
+{
+	PixDir *d = g_new0(PixDir, 1);
+	d->ref_count = 1;
+	d->path = g_strdup(path);
+	return d;
+}
+
+PixDir *pix_dir_ref(PixDir *d)
+{
+	g_atomic_int_inc(&d->ref_count);
+	return d;
+}
+
+void pix_dir_unref(PixDir *d)
+{
+	if (d == NULL || !g_atomic_int_dec_and_test(&d->ref_count))
+		return;
+	pix_dir_unref(d->parent);
+	g_free(d->path);
+	g_free(d->error);
+	g_free(d);
+}
+
+PixItem *pix_item_new(PixAction action, PixDir *dir, const char *name)
+{
+	PixItem *item = g_new0(PixItem, 1);
+	item->action = action;
+	item->dir = pix_dir_ref(dir);
+	item->name = g_strdup(name);
+	return item;
+}
+
+void pix_item_free(PixItem *item)
+{
+	if (item == NULL)
+		return;
+	g_assert(item->hash_state == NULL && item->meta_state == NULL);
+	pix_dir_unref(item->dir);
+	g_free(item->name);
+	g_free(item->old_path);
+	pix_meta_free(item->meta);
+	g_free(item->error);
+	g_free(item);
+}
+
+char *pix_item_path(const PixItem *item)
+{
+	if (item->name == NULL)
+		return g_strdup(item->dir->path);
+	if (item->dir->path[0] == '/' && item->dir->path[1] == '\0')
+		return g_strconcat("/", item->name, NULL);
+	return g_strconcat(item->dir->path, "/", item->name, NULL);
+}
+
+void pix_item_set_error(PixItem *item, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_free(item->error);
+	item->error = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+}
+
+void pix_stat_from(PixStat *out, const struct stat *st)
+{
+	out->dev = (guint64)st->st_dev;
+	out->ino = (guint64)st->st_ino;
+	out->mode = (guint32)st->st_mode;
+	out->size_bytes = (gint64)st->st_size;
+	out->mtime_ns = (gint64)st->st_mtim.tv_sec * G_GINT64_CONSTANT(1000000000) + st->st_mtim.tv_nsec;
+	out->ctime_ns = (gint64)st->st_ctim.tv_sec * G_GINT64_CONSTANT(1000000000) + st->st_ctim.tv_nsec;
+}
+
+gboolean pix_stat_same(const PixStat *a, const PixStat *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size_bytes == b->size_bytes &&
+	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+PixMeta *pix_meta_new(void)
+{
+	PixMeta *m = g_new0(PixMeta, 1);
+	m->exposure_s = NAN;
+	m->fnumber = NAN;
+	m->iso = -1;
+	m->focal_mm = NAN;
+	m->orientation = -1;
+	m->width_px = -1;
+	m->height_px = -1;
+	m->gps_lat = NAN;
+	m->gps_lon = NAN;
+	m->gps_alt_m = NAN;
+	m->duration_s = NAN;
+	return m;
+}
+
+void pix_meta_free(PixMeta *m)
+{
+	if (m == NULL)
+		return;
+	g_free(m->date_taken);
+	g_free(m->date_tz);
+	g_free(m->make);
+	g_free(m->model);
+	g_free(m->lens);
+	g_free(m);
+}

@@ -1,0 +1,147 @@
+/*
+ * item.h: PixItem, the unit of work passed between the pipeline's stages,
+ * and the small records it carries (PixDir, PixStat, PixMeta).
+ *
+ * Ownership: a PixItem has exactly one owner at a time.  A stage that is
+ * done with an item pushes it to the next stage's queue with
+ * g_steal_pointer() and keeps no pointer to it.  The store thread frees it.
+ * A PixItem owns every field it points to, except `dir`, which is a
+ * reference (PixDir is reference counted because every file of a directory
+ * points to it).
+ */
+#ifndef PIX_ITEM_H
+#define PIX_ITEM_H
+
+#include <glib.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What the store must do with an item. */
+typedef enum {
+	PIX_ACT_DIR,      /* insert or update the directory row `dir` */
+	PIX_ACT_DIR_MISSING, /* directory row `dir` (id known): its path is gone */
+	PIX_ACT_ADD,      /* new path: insert a file row */
+	PIX_ACT_CHANGE,   /* existing row `row_id`, content read again */
+	PIX_ACT_MOVE,     /* existing row `row_id` now at dir/name; not read */
+	PIX_ACT_MISSING,  /* existing row `row_id`: its path is gone */
+} PixAction;
+
+/* What a file holds, from its content. */
+typedef enum {
+	PIX_MEDIA_OTHER = 0,
+	PIX_MEDIA_IMAGE,
+	PIX_MEDIA_RAW,
+	PIX_MEDIA_VIDEO,
+	PIX_MEDIA_SIDECAR,
+} PixMediaKind;
+
+/* The part of struct stat the catalog keeps. */
+typedef struct {
+	guint64 dev;
+	guint64 ino;
+	guint32 mode;      /* st_mode: type and permission bits */
+	gint64 size_bytes;
+	gint64 mtime_ns;   /* ns since the epoch */
+	gint64 ctime_ns;   /* ns since the epoch */
+} PixStat;
+
+/*
+ * A directory of a walked tree.  Shared (by reference) by all items of the
+ * files it holds.  `id` is the catalog row id: set by plan for directories
+ * the catalog knows, by the store thread when it inserts a new one; only the
+ * store thread reads it for new directories (the PIX_ACT_DIR item reaches
+ * the store before any file of the directory can, see pipeline.c).
+ */
+typedef struct PixDir {
+	gint ref_count;
+	char *path;         /* absolute, bytes, no trailing slash (owned) */
+	gint64 id;          /* catalog row id, 0 until known */
+	struct PixDir *parent; /* the directory above, NULL for a scan root (ref) */
+	PixStat st;
+	char *error;        /* why the directory could not be listed, or NULL (owned) */
+} PixDir;
+
+/*
+ * Metadata of one file.  Unknown numbers are NAN (doubles) or -1 (integers);
+ * unknown strings are NULL.  All strings valid UTF-8 (owned).
+ */
+typedef struct {
+	char *date_taken;   /* "YYYY-MM-DDTHH:MM:SS[.fff]", local time of the camera */
+	char *date_tz;      /* "+HH:MM" / "-HH:MM" offset of date_taken, or NULL */
+	const char *date_source; /* static tag name the date came from, or NULL */
+	char *make;
+	char *model;
+	char *lens;
+	double exposure_s;
+	double fnumber;
+	gint64 iso;
+	double focal_mm;
+	int orientation;    /* EXIF 1..8, -1 unknown */
+	gint64 width_px;    /* pixel size of the image itself (not EXIF's claim) */
+	gint64 height_px;
+	double gps_lat;     /* signed decimal degrees, NAN if unknown */
+	double gps_lon;
+	double gps_alt_m;
+	double duration_s;
+} PixMeta;
+
+typedef struct PixItem PixItem;
+
+struct PixItem {
+	PixAction action;
+	PixDir *dir;            /* (transfer full: one reference) */
+	char *name;             /* entry name, bytes (owned); NULL for PIX_ACT_DIR */
+	gint64 row_id;          /* catalog row for CHANGE/MOVE/MISSING, else 0 */
+	PixStat st;             /* as walked, then as read (fstat of the open fd) */
+
+	/* what the catalog had before (CHANGE, MOVE, MISSING), for the change log */
+	char *old_path;         /* full old path for MOVE (owned), else NULL */
+	PixStat old_st;
+	guint8 old_md5[16];
+	gboolean has_old_md5;
+
+	/* results of read/hash/meta */
+	guint8 md5[16];
+	gboolean has_md5;
+	gint64 bytes_read;
+	const char *mime;       /* static string, or NULL */
+	PixMediaKind media;
+	PixMeta *meta;          /* (owned, nullable) */
+	char *error;            /* why the file is in state 'error', or NULL (owned) */
+	gboolean is_read;       /* the content was read (or reading was tried) */
+	gboolean is_racy;       /* mtime too recent to trust: reread next scan */
+	gboolean was_missing;   /* the row was 'missing' before this scan */
+
+	/* state of the hash stage while the item is in flight (owned by it) */
+	gpointer hash_state;
+	gpointer meta_state;
+};
+
+PixDir *pix_dir_new(const char *path);
+PixDir *pix_dir_ref(PixDir *d);
+void pix_dir_unref(PixDir *d);
+
+/* A new item for `action` in `dir` (takes a new reference to `dir`). */
+PixItem *pix_item_new(PixAction action, PixDir *dir, const char *name);
+/* Frees the item and everything it owns; accepts NULL. */
+void pix_item_free(PixItem *item);
+/* Full path "dir/name" (transfer full). */
+char *pix_item_path(const PixItem *item);
+/* Sets item->error (printf-style), replacing any earlier one. */
+void pix_item_set_error(PixItem *item, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/* Fills a PixStat from a struct stat. */
+struct stat;
+void pix_stat_from(PixStat *out, const struct stat *st);
+/* Whether two stats describe the same file in the same state (device,
+ * inode, size, mtime and ctime to the nanosecond). */
+gboolean pix_stat_same(const PixStat *a, const PixStat *b);
+
+PixMeta *pix_meta_new(void);
+void pix_meta_free(PixMeta *m);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixItem, pix_item_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixMeta, pix_meta_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixDir, pix_dir_unref)
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * json.c: JSON string escaping for --json output (see json.h).
+ *
+ * Writes into the caller's GString only.
+ *
+ * Invariants:
+ *  1. Output is always valid JSON text in UTF-8, whatever bytes come in.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "json.h"
+#include "log.h"
+
+void pix_json_string(GString *out, const char *text)
+{
+	g_autofree char *shown = NULL;
+
+	if (text == NULL) {
+		g_string_append(out, "null");
+		return;
+	}
+	if (!g_utf8_validate(text, -1, NULL))
+		text = shown = pix_quote(text);
+	g_string_append_c(out, '"');
+	for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
+		switch (*p) {
+		case '"':
+			g_string_append(out, "\\\"");
+			break;
+		case '\\':
+			g_string_append(out, "\\\\");
+			break;
+		case '\n':
+			g_string_append(out, "\\n");
+			break;
+		case '\t':
+			g_string_append(out, "\\t");
+			break;
+		case '\r':
+			g_string_append(out, "\\r");
+			break;
+		default:
+			if (*p < 0x20)
+				g_string_append_printf(out, "\\u%04x", *p);
+			else
+				g_string_append_c(out, (char)*p);
+		}
+	}
+	g_string_append_c(out, '"');
+}
+
+void pix_json_key(GString *out, const char *key, gboolean *is_first)
+{
+	if (!*is_first)
+		g_string_append_c(out, ',');
+	*is_first = FALSE;
+	pix_json_string(out, key);
+	g_string_append_c(out, ':');
+}

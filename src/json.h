@@ -1,0 +1,20 @@
+/*
+ * json.h: writing JSON for --json output (stdout, stable field names).
+ *
+ * Thread-safety: pure functions on the caller's GString.
+ */
+#ifndef PIX_JSON_H
+#define PIX_JSON_H
+
+#include <glib.h>
+
+/* Appends `text` as a JSON string.  Valid UTF-8 is kept as it is (escaped
+ * where JSON requires); bytes that are not UTF-8 (file names can be any
+ * bytes) are written in pix_quote()'s display form. NULL gives null. */
+void pix_json_string(GString *out, const char *text);
+
+/* Appends "key": to an object, with a comma before it unless it is the
+ * first member (pass *is_first, initially TRUE). */
+void pix_json_key(GString *out, const char *key, gboolean *is_first);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * log.h: diagnostics on stderr, the terminal status line, and the
+ * bookkeeping behind the exit status.
+ *
+ * stdout carries results only; everything here goes to stderr.  Messages
+ * follow git's style: lowercase, no full stop, what went wrong first, the
+ * subject in single quotes and made safe with pix_quote().
+ *
+ * Thread-safety: every function may be called from any thread; lines from
+ * different threads never interleave, and a warning printed while the
+ * status line is shown clears it first.
+ */
+#ifndef PIX_LOG_H
+#define PIX_LOG_H
+
+#include <glib.h>
+
+/* quiet: no warnings (errors still print); verbose: pix_info() prints. */
+void pix_log_init(gboolean is_quiet, gboolean is_verbose);
+
+/* A problem with one file or directory: printed unless quiet, counted. */
+void pix_warn(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* A fatal problem (the run stops): always printed. */
+void pix_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* Something the user should know that is not a problem (waiting for a
+ * lock): printed unless quiet, not counted. */
+void pix_notice(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* A remark for --verbose. */
+void pix_info(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
+/* How many pix_warn() calls there were. */
+guint pix_log_warnings(void);
+
+/* Shows `line` as the status line on stderr (a terminal), replacing the
+ * previous one; NULL clears it for good output after it. */
+void pix_log_status(const char *line);
+
+/*
+ * A display-safe copy of `bytes` (a file name or path, any bytes): valid
+ * UTF-8 is kept, control characters become \n, \t, \r or \xNN, invalid
+ * UTF-8 bytes become \xNN and a backslash becomes \\.  (transfer full)
+ */
+char *pix_quote(const char *bytes);
+
+/*
+ * Per-run counters, shared by the stages (atomic).  The store thread counts
+ * what it committed; plan counts what it found unchanged; the readers count
+ * bytes.
+ */
+typedef enum {
+	PIX_N_DIRS,         /* directories listed */
+	PIX_N_NEW,          /* files added */
+	PIX_N_CHANGED,      /* files read again because they changed */
+	PIX_N_MOVED,        /* files found at a new path */
+	PIX_N_MISSING,      /* files gone */
+	PIX_N_UNCHANGED,    /* files not read: same device, inode, size, times */
+	PIX_N_ERRORS,       /* files stored in state 'error' in this run */
+	PIX_N_SKIPPED,      /* entries not indexed: excluded, symlinks, other mounts */
+	PIX_N_TO_READ,      /* files planned for reading */
+	PIX_BYTES_TO_READ,  /* their bytes, as walked */
+	PIX_N_READ,         /* files read to the end (or failed) */
+	PIX_BYTES_READ,     /* bytes of file data read */
+	PIX_N_COUNTERS
+} PixCounter;
+
+void pix_count_add(PixCounter c, gint64 n);
+gint64 pix_count_get(PixCounter c);
+
+/* Asks every stage to stop at the next safe point (async-signal-safe). */
+void pix_request_stop(void);
+gboolean pix_stop_requested(void);
+
+/* "12.3 MB" style size, decimal units (transfer full). */
+char *pix_format_bytes(gint64 bytes);
+
+#endif

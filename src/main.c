@@ -1,0 +1,107 @@
+/*
+ * main.c: the photoidx command: global options, the table of subcommands,
+ * and what subcommands share (default catalog path, size parsing, usage
+ * errors).
+ *
+ * Reads argv and the environment (XDG_DATA_HOME, HOME); writes the usage
+ * text.  Main thread only.
+ *
+ * Invariants:
+ *  1. Every path out of main() returns one of the PIX_EXIT_* statuses.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "cmd.h"
+
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef PIX_VERSION
+#define PIX_VERSION "unknown"
+#endif
+
+static const PixCmd commands[] = {
+	{ "scan", pix_cmd_scan, "index directories into the catalog (first import and rescans)" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: photoidx [--version] [--help] COMMAND [OPTIONS] [ARGS]\n\ncommands:\n");
+	for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'photoidx COMMAND --help' describes a command's options.\n");
+}
+
+char *pix_cmd_default_db(void)
+{
+	return g_build_filename(g_get_user_data_dir(), "photoidx", "catalog.db", NULL);
+}
+
+gboolean pix_cmd_parse_size(const char *text, gint64 *out)
+{
+	char *end = NULL;
+	guint64 v;
+	gint64 mult = 1;
+
+	if (text == NULL || !g_ascii_isdigit(text[0]))
+		return FALSE;
+	v = g_ascii_strtoull(text, &end, 10);
+	switch (g_ascii_toupper(*end)) {
+	case '\0':
+		break;
+	case 'K':
+		mult = 1024;
+		break;
+	case 'M':
+		mult = 1024 * 1024;
+		break;
+	case 'G':
+		mult = 1024 * 1024 * 1024;
+		break;
+	default:
+		return FALSE;
+	}
+	if (*end != '\0') {
+		end++;
+		if (g_ascii_strcasecmp(end, "iB") != 0 && g_ascii_strcasecmp(end, "B") != 0 && *end != '\0')
+			return FALSE;
+	}
+	if (v > (guint64)(G_MAXINT64 / mult))
+		return FALSE;
+	*out = (gint64)v * mult;
+	return TRUE;
+}
+
+int pix_cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "photoidx %s: %s\nTry 'photoidx %s --help'.\n", cmd, msg, cmd);
+	return PIX_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	setlocale(LC_ALL, "");
+	if (argc < 2) {
+		usage(stderr);
+		return PIX_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return PIX_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("photoidx %s\n", PIX_VERSION);
+		return PIX_EXIT_OK;
+	}
+	for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "photoidx: '%s' is not a photoidx command\n", argv[1]);
+	usage(stderr);
+	return PIX_EXIT_USAGE;
+}

@@ -1,0 +1,261 @@
+/*
+ * meta-jpeg.c: a JPEG's marker structure, parsed as a stream (see meta.h).
+ *
+ * Reads the bytes it is fed; keeps the first EXIF APP1 payload (at most
+ * 65,533 bytes, a segment's limit), the first SOFn's dimensions, and
+ * whether the stream reached its end-of-image marker.  Runs on a hash
+ * thread.
+ *
+ * A JPEG is a sequence of marker segments; after SOS comes entropy-coded
+ * data in which 0xFF is always followed by 0x00 (stuffing) or a restart
+ * marker, so the next real marker is the first 0xFF followed by anything
+ * else.  memchr() finds the 0xFF bytes, so scanning the image data costs
+ * little next to hashing it.  A file that ends before EOI is truncated;
+ * bytes after EOI (phone "motion photo" videos, maker trailers) are fine.
+ *
+ * Invariants:
+ *  1. The parser never reads outside the buffer it is fed and never keeps
+ *     more than MAX_CAPTURE bytes, whatever segment lengths the file claims.
+ *  2. Once in J_DONE or J_FAILED, further input is ignored.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "meta.h"
+
+#include <string.h>
+
+#define MAX_CAPTURE 65533   /* the largest segment body a 16-bit length allows */
+#define MAX_EXTRANEOUS (1 << 20) /* junk bytes between segments before giving up */
+
+typedef enum {
+	J_SOI0,          /* expecting 0xFF of SOI */
+	J_SOI1,          /* expecting 0xD8 of SOI */
+	J_MARKER_FF,     /* expecting the 0xFF that starts a marker */
+	J_MARKER_CODE,   /* expecting the marker code (0xFF fill bytes allowed) */
+	J_LEN_HI,
+	J_LEN_LO,
+	J_BODY,          /* inside a segment body */
+	J_ENTROPY,       /* inside entropy-coded data, looking for 0xFF */
+	J_ENTROPY_FF,    /* entropy data: the byte after 0xFF */
+	J_DONE,          /* EOI seen */
+	J_FAILED,        /* structure broken, error set */
+} JState;
+
+typedef enum {
+	CAPTURE_NONE,
+	CAPTURE_APP1,
+	CAPTURE_SOF,
+} Capture;
+
+struct PixJpegParser {
+	JState state;
+	guint8 marker;          /* the marker of the current segment */
+	guint32 seg_len;        /* the current segment's length field */
+	guint32 seg_left;       /* body bytes still to come */
+	Capture capture;
+	guint8 *buf;            /* captured body bytes (owned) */
+	gsize buf_len;
+	gsize buf_cap;
+	gint64 offset;          /* bytes consumed so far */
+	gint64 extraneous;      /* junk bytes where a marker was due */
+	gboolean has_sos;
+	gint64 width_px;
+	gint64 height_px;
+	GBytes *exif;
+	char *error;
+};
+
+PixJpegParser *pix_jpeg_parser_new(void)
+{
+	PixJpegParser *p = g_new0(PixJpegParser, 1);
+	p->width_px = -1;
+	p->height_px = -1;
+	return p;
+}
+
+void pix_jpeg_parser_free(PixJpegParser *p)
+{
+	if (p == NULL)
+		return;
+	g_free(p->buf);
+	if (p->exif != NULL)
+		g_bytes_unref(p->exif);
+	g_free(p->error);
+	g_free(p);
+}
+
+void pix_jpeg_info_clear(PixJpegInfo *info)
+{
+	if (info->exif != NULL)
+		g_bytes_unref(info->exif);
+	g_free(info->error);
+	memset(info, 0, sizeof *info);
+}
+
+static void fail(PixJpegParser *p, gint64 at, const char *what)
+{
+	p->error = g_strdup_printf("corrupt JPEG: %s at byte %" G_GINT64_FORMAT, what, at);
+	p->state = J_FAILED;
+}
+
+static gboolean is_sof(guint8 m)
+{
+	return m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC;
+}
+
+/* A marker code was read (its 0xFF before it). */
+static void on_marker(PixJpegParser *p, guint8 m)
+{
+	p->marker = m;
+	if (m == 0xD9) {                        /* EOI */
+		p->state = J_DONE;
+	} else if ((m >= 0xD0 && m <= 0xD7) || m == 0x01 || m == 0xD8) {
+		p->state = J_MARKER_FF;         /* standalone markers: no length */
+	} else {
+		p->state = J_LEN_HI;
+	}
+}
+
+static void start_body(PixJpegParser *p)
+{
+	p->capture = CAPTURE_NONE;
+	p->buf_len = 0;
+	if (p->marker == 0xE1 && p->exif == NULL)
+		p->capture = CAPTURE_APP1;
+	else if (is_sof(p->marker) && p->width_px < 0)
+		p->capture = CAPTURE_SOF;
+	if (p->capture != CAPTURE_NONE && p->buf_cap < p->seg_left) {
+		p->buf_cap = MIN(p->seg_left, MAX_CAPTURE);
+		p->buf = g_realloc(p->buf, p->buf_cap);
+	}
+	p->state = J_BODY;
+}
+
+static void end_body(PixJpegParser *p)
+{
+	static const guint8 exif_header[6] = { 'E', 'x', 'i', 'f', 0, 0 };
+
+	if (p->capture == CAPTURE_APP1 && p->buf_len >= 6 && memcmp(p->buf, exif_header, 6) == 0)
+		p->exif = g_bytes_new(p->buf, p->buf_len);
+	if (p->capture == CAPTURE_SOF && p->buf_len >= 5) {
+		/* precision (1), height (2), width (2), ... */
+		p->height_px = (p->buf[1] << 8) | p->buf[2];
+		p->width_px = (p->buf[3] << 8) | p->buf[4];
+	}
+	p->capture = CAPTURE_NONE;
+	if (p->marker == 0xDA) {
+		p->has_sos = TRUE;
+		p->state = J_ENTROPY;
+	} else {
+		p->state = J_MARKER_FF;
+	}
+}
+
+void pix_jpeg_parser_feed(PixJpegParser *p, const guint8 *data, gsize len)
+{
+	gsize i = 0;
+
+	while (i < len) {
+		guint8 b = data[i];
+		gint64 at = p->offset + (gint64)i;
+		switch (p->state) {
+		case J_SOI0:
+		case J_SOI1:
+			if (b != (p->state == J_SOI0 ? 0xFF : 0xD8)) {
+				fail(p, at, "no start-of-image marker");
+				break;
+			}
+			p->state = p->state == J_SOI0 ? J_SOI1 : J_MARKER_FF;
+			i++;
+			break;
+		case J_MARKER_FF:
+			i++;
+			if (b == 0xFF)
+				p->state = J_MARKER_CODE;
+			else if (++p->extraneous > MAX_EXTRANEOUS)
+				fail(p, at, "no marker where one was due");
+			break;
+		case J_MARKER_CODE:
+			i++;
+			if (b == 0xFF)
+				break;          /* fill byte */
+			if (b == 0x00) {
+				p->state = J_MARKER_FF;
+				p->extraneous++;
+				break;
+			}
+			on_marker(p, b);
+			break;
+		case J_LEN_HI:
+			p->seg_len = (guint32)b << 8;
+			p->state = J_LEN_LO;
+			i++;
+			break;
+		case J_LEN_LO:
+			p->seg_len |= b;
+			i++;
+			if (p->seg_len < 2) {
+				fail(p, at, "segment length below 2");
+				break;
+			}
+			p->seg_left = p->seg_len - 2;
+			start_body(p);
+			if (p->seg_left == 0)
+				end_body(p);
+			break;
+		case J_BODY: {
+			gsize n = MIN((gsize)p->seg_left, len - i);
+			if (p->capture != CAPTURE_NONE && p->buf_len < p->buf_cap) {
+				gsize take = MIN(n, p->buf_cap - p->buf_len);
+				memcpy(p->buf + p->buf_len, data + i, take);
+				p->buf_len += take;
+			}
+			i += n;
+			p->seg_left -= (guint32)n;
+			if (p->seg_left == 0)
+				end_body(p);
+			break;
+		}
+		case J_ENTROPY: {
+			const guint8 *ff = memchr(data + i, 0xFF, len - i);
+			if (ff == NULL) {
+				i = len;
+			} else {
+				i = (gsize)(ff - data) + 1;
+				p->state = J_ENTROPY_FF;
+			}
+			break;
+		}
+		case J_ENTROPY_FF:
+			i++;
+			if (b == 0x00 || (b >= 0xD0 && b <= 0xD7))
+				p->state = J_ENTROPY;   /* stuffing, restart marker */
+			else if (b != 0xFF)
+				on_marker(p, b);
+			break;
+		case J_DONE:
+		case J_FAILED:
+			i = len;
+			break;
+		}
+	}
+	p->offset += (gint64)len;
+}
+
+void pix_jpeg_parser_finish(PixJpegParser *p, PixJpegInfo *info)
+{
+	memset(info, 0, sizeof *info);
+	if (p->state != J_DONE && p->state != J_FAILED) {
+		if (p->has_sos)
+			p->error = g_strdup_printf("truncated JPEG: the image data ends at byte %" G_GINT64_FORMAT
+			                           " without an end-of-image marker", p->offset);
+		else
+			p->error = g_strdup_printf("truncated JPEG: the file ends at byte %" G_GINT64_FORMAT
+			                           " before its image data", p->offset);
+	}
+	/* EOI without SOS is a metadata-only JPEG (test files, stripped
+	 * previews): nothing is damaged, there is just no image */
+	info->width_px = p->width_px;
+	info->height_px = p->height_px;
+	info->exif = g_steal_pointer(&p->exif);
+	info->error = g_steal_pointer(&p->error);
+}

@@ -1,0 +1,48 @@
+/*
+ * pipeline.h: builds the stages of a scan, runs them, and shuts them down
+ * in order:
+ *
+ *   walk -> plan -> (sched) -> read -> hash (+ meta) -> store
+ *                \______________________________________^  (no read needed)
+ *
+ * Only pipeline.c knows this order; each stage knows its input and output
+ * queues and PixItem.
+ *
+ * Thread-safety: call from the main thread; the store stage runs on it.
+ */
+#ifndef PIX_PIPELINE_H
+#define PIX_PIPELINE_H
+
+#include "read.h"
+#include "store.h"
+#include "walk.h"
+
+typedef struct {
+	char **roots;             /* canonical directory paths, none inside another */
+	const char *db_path;      /* the catalog (a reader is opened on it for plan) */
+	PixWalkConfig walk;
+	PixReadConfig read;
+	guint n_hashers;
+	guint batch_items;        /* commit after this many items ... */
+	gint64 batch_us;          /* ... or this long, whichever comes first */
+	gboolean is_progress;     /* show a status line on stderr */
+} PixPipelineConfig;
+
+/*
+ * SIGINT and SIGTERM ask the stages to stop (pix_request_stop); a second
+ * one ends the process at once (exit 130: what is committed is safe).
+ */
+void pix_pipeline_install_signals(void);
+/* The signal that asked for a stop, or 0. */
+int pix_pipeline_stop_signal(void);
+
+/*
+ * Runs one scan of cfg->roots into the catalog through `writer` (open,
+ * with pix_store_begin_scan() done).  Returns FALSE with `error` set when
+ * the catalog failed (fatal); per-file problems are counted, not errors.
+ * *is_interrupted tells whether a signal cut the scan short.
+ */
+gboolean pix_pipeline_scan(const PixPipelineConfig *cfg, PixStore *writer, gboolean *is_interrupted,
+                           GError **error);
+
+#endif

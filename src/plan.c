@@ -1,0 +1,377 @@
+/*
+ * plan.c: walked entries against catalog rows (see plan.h).
+ *
+ * Reads PixListings from the walker and the catalog through a reader
+ * PixStore; lstat()s paths that seem gone; writes PixItems to the read and
+ * store queues.  Runs on plan's thread only.
+ *
+ * The catalog seen through the reader does not include this scan's
+ * uncommitted writes, so plan keeps what it decided in memory: `claimed`,
+ * the rows it moved to a new path (a later directory must not mark them
+ * missing again), and `vanished`, the rows whose path disappeared (marked
+ * missing at the end unless a later directory claims them as moved).
+ *
+ * Invariants:
+ *  1. A row is marked missing only after lstat() of its path said ENOENT
+ *     (or found something that is not a file there), only when the walk
+ *     finished, and never under a directory that could not be listed.
+ *  2. A row id is in `claimed` at most once: a row moves to one new path.
+ *  3. A file is sent to the readers only when its row is absent, differs
+ *     in device, inode, size, mtime or ctime, has no MD5, or is flagged for
+ *     a recheck; an unchanged file is never opened.
+ *  4. The PIX_ACT_DIR item of a directory is pushed to the store before any
+ *     item of its files is pushed anywhere (the store assigns new
+ *     directories their id before their files need it).
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "plan.h"
+#include "log.h"
+#include "sched.h"
+#include "walk.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct {
+	const PixPlanConfig *cfg;
+	GHashTable *claimed;        /* row ids (as pointers) moved this scan */
+	GHashTable *visited;        /* dir row ids listed this scan */
+	GHashTable *dev_has_rows;   /* dev -> GINT_TO_POINTER(1 + has rows) */
+	GHashTable *unsafe_roots;   /* root paths not to mark anything missing under */
+	GPtrArray *vanished;        /* PixItem (PIX_ACT_MISSING), deferred */
+	GError *error;
+} Plan;
+
+static char *join_path(const char *dir, const char *name)
+{
+	if (dir[0] == '/' && dir[1] == '\0')
+		return g_strconcat("/", name, NULL);
+	return g_strconcat(dir, "/", name, NULL);
+}
+
+static const char *file_type_name(guint32 mode)
+{
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "not a regular file";
+}
+
+/* Fills the "before" fields of an item from the row it replaces. */
+static void set_old(PixItem *item, const PixFileRow *row)
+{
+	item->row_id = row->id;
+	item->old_st = row->st;
+	item->has_old_md5 = row->has_md5;
+	memcpy(item->old_md5, row->md5, 16);
+	item->was_missing = row->state == PIX_STATE_MISSING;
+}
+
+static gboolean is_claimed(Plan *p, gint64 id)
+{
+	return g_hash_table_contains(p->claimed, GSIZE_TO_POINTER((gsize)id));
+}
+
+/* Whether the catalog has any file on `dev` (cached): without any, no new
+ * file can be a moved one and the inode look-ups are skipped. */
+static gboolean dev_has_rows(Plan *p, guint64 dev)
+{
+	gpointer v = g_hash_table_lookup(p->dev_has_rows, GSIZE_TO_POINTER((gsize)dev));
+	if (v == NULL) {
+		gboolean has = TRUE;
+		if (!pix_store_has_dev(p->cfg->catalog, dev, &has, &p->error))
+			has = TRUE;
+		v = GINT_TO_POINTER(1 + has);
+		g_hash_table_insert(p->dev_has_rows, GSIZE_TO_POINTER((gsize)dev), v);
+	}
+	return GPOINTER_TO_INT(v) == 2;
+}
+
+/* Whether the path of a row that the listing lacks is really gone. */
+static gboolean is_gone(const char *dir_path, const char *name)
+{
+	g_autofree char *path = join_path(dir_path, name);
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT;
+	/* a symlink or directory now stands where the file was */
+	return S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode);
+}
+
+/*
+ * A new path whose inode the catalog knows at another path that is gone
+ * now: the file was renamed.  Returns the move (transfer full), or NULL for
+ * a new file.  When the old path still holds a file (a hard link, or a new
+ * file put in its place), the entry is not taken as a move: the old path's
+ * own directory handles its row, whichever is walked first.
+ */
+static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e)
+{
+	if (!dev_has_rows(p, e->st.dev))
+		return NULL;
+	g_autoptr(GPtrArray) rows = pix_store_files_by_inode(p->cfg->catalog, e->st.dev, e->st.ino, &p->error);
+	if (rows == NULL)
+		return NULL;
+	for (guint i = 0; i < rows->len; i++) {
+		const PixFileRow *row = g_ptr_array_index(rows, i);
+		/* a deleted file's inode is soon reused by a new file: only the
+		 * same size and mtime make the same inode the same file */
+		if (row->st.size_bytes != e->st.size_bytes || row->st.mtime_ns != e->st.mtime_ns)
+			continue;
+		if (is_claimed(p, row->id) || !is_gone(row->dir_path, row->name))
+			continue;
+
+		PixItem *item = pix_item_new(PIX_ACT_MOVE, dir, e->name);
+		set_old(item, row);
+		item->st = e->st;
+		item->old_path = join_path(row->dir_path, row->name);
+		/* the content is known unless the row never had a good read */
+		item->is_read = !(row->has_md5 && S_ISREG(row->st.mode) && !row->is_recheck);
+		g_hash_table_add(p->claimed, GSIZE_TO_POINTER((gsize)row->id));
+		return item;
+	}
+	return NULL;
+}
+
+static PixItem *missing_item(PixDir *dir, const PixFileRow *row)
+{
+	PixItem *item = pix_item_new(PIX_ACT_MISSING, dir, row->name);
+	set_old(item, row);
+	item->st = row->st;
+	return item;
+}
+
+/* An entry that is not read: a special file, or one that cannot be stat'ed. */
+static void plan_unreadable(Plan *p, PixDir *dir, const PixEntry *e, PixFileRow *row)
+{
+	g_autofree char *path = join_path(dir->path, e->name);
+	g_autofree char *q = pix_quote(path);
+
+	if (e->stat_errno != 0) {
+		pix_warn("cannot stat '%s': %s (skipping)", q, g_strerror(e->stat_errno));
+		if (row != NULL)
+			return;         /* unreadable is not gone, nor changed */
+		PixItem *item = pix_item_new(PIX_ACT_ADD, dir, e->name);
+		pix_item_set_error(item, "cannot stat: %s", g_strerror(e->stat_errno));
+		pix_queue_push(p->cfg->to_store, item);
+		return;
+	}
+	if (row != NULL && row->state == PIX_STATE_ERROR && pix_stat_same(&row->st, &e->st) && row->st.mode == e->st.mode) {
+		pix_count_add(PIX_N_UNCHANGED, 1);
+		return;
+	}
+	pix_warn("not reading '%s': it is %s (skipping)", q, file_type_name(e->st.mode));
+	PixItem *item = pix_item_new(row != NULL ? PIX_ACT_CHANGE : PIX_ACT_ADD, dir, e->name);
+	if (row != NULL)
+		set_old(item, row);
+	item->st = e->st;
+	pix_item_set_error(item, "not read: it is %s", file_type_name(e->st.mode));
+	pix_queue_push(p->cfg->to_store, item);
+}
+
+static gboolean is_root(const PixDir *dir)
+{
+	return dir->parent == NULL;
+}
+
+static void plan_listing(Plan *p, PixListing *l)
+{
+	PixDir *dir = l->dir;
+	g_autoptr(GHashTable) by_name = NULL;
+	g_autoptr(GPtrArray) rows = NULL;
+	g_autoptr(GPtrArray) reads = g_ptr_array_new();
+	PixDirRow *drow = NULL;
+
+	if (!pix_store_find_dir(p->cfg->catalog, dir->path, &drow, &p->error))
+		return;
+	if (drow != NULL) {
+		dir->id = drow->id;
+		g_hash_table_add(p->visited, GSIZE_TO_POINTER((gsize)drow->id));
+		pix_dir_row_free(drow);
+	}
+	pix_queue_push(p->cfg->to_store, pix_item_new(PIX_ACT_DIR, dir, NULL));
+	if (!l->is_complete)
+		return;         /* unreadable is not gone: leave its rows alone */
+
+	by_name = g_hash_table_new(g_str_hash, g_str_equal);
+	if (dir->id > 0) {
+		rows = pix_store_dir_files(p->cfg->catalog, dir->id, &p->error);
+		if (rows == NULL)
+			return;
+		for (guint i = 0; i < rows->len; i++) {
+			PixFileRow *row = g_ptr_array_index(rows, i);
+			g_hash_table_insert(by_name, row->name, row);
+		}
+	}
+	if (is_root(dir) && l->entries->len == 0 && l->n_subdirs == 0 && dir->id > 0) {
+		g_autoptr(GPtrArray) below = pix_store_dirs_under(p->cfg->catalog, dir->path, &p->error);
+		if (g_hash_table_size(by_name) > 0 || (below != NULL && below->len > 1)) {
+			g_autofree char *q = pix_quote(dir->path);
+			pix_warn("'%s' is empty but the catalog has files under it: not marking them missing"
+			         " (is a disk unmounted?)", q);
+			g_hash_table_add(p->unsafe_roots, g_strdup(dir->path));
+			return;
+		}
+	}
+
+	for (guint i = 0; i < l->entries->len && p->error == NULL; i++) {
+		const PixEntry *e = &g_array_index(l->entries, PixEntry, i);
+		PixFileRow *row = g_hash_table_lookup(by_name, e->name);
+		if (row != NULL) {
+			g_hash_table_remove(by_name, e->name);
+			if (is_claimed(p, row->id)) {
+				/* its file moved away, and a new one appeared since:
+				 * the next scan adds it, after the move is stored */
+				g_autofree char *q = pix_quote(e->name);
+				pix_info("'%s' reappeared during the scan; indexing it next time", q);
+				continue;
+			}
+		}
+
+		if (e->stat_errno != 0 || !S_ISREG(e->st.mode)) {
+			plan_unreadable(p, dir, e, row);
+			continue;
+		}
+		if (row != NULL) {
+			if (row->state != PIX_STATE_MISSING && pix_stat_same(&row->st, &e->st) &&
+			    S_ISREG(row->st.mode) && row->has_md5 && !row->is_recheck) {
+				pix_count_add(PIX_N_UNCHANGED, 1);
+				continue;
+			}
+			PixItem *item = pix_item_new(PIX_ACT_CHANGE, dir, e->name);
+			set_old(item, row);
+			item->st = e->st;
+			item->is_read = TRUE;
+			g_ptr_array_add(reads, item);
+			continue;
+		}
+		PixItem *item = find_move(p, dir, e);
+		if (item == NULL) {
+			item = pix_item_new(PIX_ACT_ADD, dir, e->name);
+			item->st = e->st;
+			item->is_read = TRUE;
+		}
+		if (item->is_read)
+			g_ptr_array_add(reads, item);
+		else
+			pix_queue_push(p->cfg->to_store, item);
+	}
+
+	/* rows the listing lacks: gone, unless a later directory claims them */
+	GHashTableIter it;
+	gpointer value;
+	g_hash_table_iter_init(&it, by_name);
+	while (g_hash_table_iter_next(&it, NULL, &value)) {
+		PixFileRow *row = value;
+		if (row->state == PIX_STATE_MISSING || is_claimed(p, row->id))
+			continue;
+		if (is_gone(dir->path, row->name))
+			g_ptr_array_add(p->vanished, missing_item(dir, row));
+	}
+
+	pix_sched_order(reads);
+	for (guint i = 0; i < reads->len; i++) {
+		PixItem *item = g_ptr_array_index(reads, i);
+		pix_count_add(PIX_N_TO_READ, 1);
+		pix_count_add(PIX_BYTES_TO_READ, item->st.size_bytes);
+		pix_queue_push(p->cfg->to_read, item);
+	}
+}
+
+static gboolean is_under(const char *path, const char *root)
+{
+	gsize n = strlen(root);
+	if (strcmp(root, "/") == 0)
+		return TRUE;
+	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static gboolean is_unsafe(Plan *p, const char *path)
+{
+	GHashTableIter it;
+	gpointer key;
+	g_hash_table_iter_init(&it, p->unsafe_roots);
+	while (g_hash_table_iter_next(&it, &key, NULL))
+		if (is_under(path, key))
+			return TRUE;
+	return FALSE;
+}
+
+/* After a complete walk: rows of directories the walk did not meet, whose
+ * path is gone, and rows deferred as vanished, become missing. */
+static void finish(Plan *p)
+{
+	for (guint i = 0; i < p->vanished->len; i++) {
+		PixItem *item = g_ptr_array_index(p->vanished, i);
+		if (is_claimed(p, item->row_id))
+			continue;
+		g_ptr_array_index(p->vanished, i) = NULL;
+		pix_queue_push(p->cfg->to_store, item);
+	}
+	for (char **root = p->cfg->roots; *root != NULL && p->error == NULL; root++) {
+		if (is_unsafe(p, *root))
+			continue;
+		g_autoptr(GPtrArray) dirs = pix_store_dirs_under(p->cfg->catalog, *root, &p->error);
+		for (guint i = 0; dirs != NULL && i < dirs->len && p->error == NULL; i++) {
+			PixDirRow *drow = g_ptr_array_index(dirs, i);
+			struct stat st;
+			if (g_hash_table_contains(p->visited, GSIZE_TO_POINTER((gsize)drow->id)))
+				continue;
+			if (lstat(drow->path, &st) == 0 ? S_ISDIR(st.st_mode) : errno != ENOENT)
+				continue;       /* still there (excluded, another mount, unreadable) */
+			g_autoptr(PixDir) dir = pix_dir_new(drow->path);
+			dir->id = drow->id;
+			g_autoptr(GPtrArray) rows = pix_store_dir_files(p->cfg->catalog, drow->id, &p->error);
+			for (guint j = 0; rows != NULL && j < rows->len; j++) {
+				PixFileRow *row = g_ptr_array_index(rows, j);
+				if (row->state != PIX_STATE_MISSING && !is_claimed(p, row->id))
+					pix_queue_push(p->cfg->to_store, missing_item(dir, row));
+			}
+			pix_queue_push(p->cfg->to_store, pix_item_new(PIX_ACT_DIR_MISSING, dir, NULL));
+		}
+	}
+}
+
+gboolean pix_plan_run(const PixPlanConfig *cfg, GError **error)
+{
+	Plan p = {
+		.cfg = cfg,
+		.claimed = g_hash_table_new(g_direct_hash, g_direct_equal),
+		.visited = g_hash_table_new(g_direct_hash, g_direct_equal),
+		.dev_has_rows = g_hash_table_new(g_direct_hash, g_direct_equal),
+		.unsafe_roots = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+		.vanished = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free),
+	};
+	PixListing *l;
+
+	while ((l = pix_queue_pop(cfg->in)) != NULL) {
+		if (p.error == NULL && !pix_stop_requested()) {
+			plan_listing(&p, l);
+			if (p.error != NULL)
+				pix_request_stop();
+		}
+		pix_listing_free(l);
+	}
+	if (p.error == NULL && !pix_stop_requested())
+		finish(&p);
+
+	pix_queue_close(cfg->to_read);
+	pix_queue_close(cfg->to_store);
+	g_hash_table_destroy(p.claimed);
+	g_hash_table_destroy(p.visited);
+	g_hash_table_destroy(p.dev_has_rows);
+	g_hash_table_destroy(p.unsafe_roots);
+	g_ptr_array_free(p.vanished, TRUE);
+	if (p.error != NULL) {
+		pix_request_stop();
+		g_propagate_error(error, p.error);
+		return FALSE;
+	}
+	return TRUE;
+}

@@ -1,0 +1,37 @@
+/*
+ * plan.h: compares what the walker found with what the catalog holds,
+ * one directory at a time, and decides for every entry: unchanged
+ * (nothing to do), new or changed (read it), moved (record the new path
+ * without reading), gone (mark missing at the end of the scan).
+ *
+ * Input: PixListing from the walker.  Outputs: PixItems to read (to the
+ * readers, in the order sched gives) and PixItems that need no reading
+ * (directory rows, moves, missing files, special files) straight to the
+ * store.  Memory stays bounded by the largest directory plus what changed.
+ *
+ * Thread: pix_plan_run() runs on one thread of its own, with its own
+ * reader PixStore.
+ */
+#ifndef PIX_PLAN_H
+#define PIX_PLAN_H
+
+#include "queue.h"
+#include "store.h"
+
+typedef struct {
+	PixStore *catalog;      /* a reader (borrowed) */
+	char **roots;           /* the walked roots (borrowed) */
+	PixQueue *in;           /* PixListing */
+	PixQueue *to_read;      /* PixItem to read; plan closes it once */
+	PixQueue *to_store;     /* PixItem to write; plan closes its producer slot once */
+} PixPlanConfig;
+
+/*
+ * Consumes `in` to its end.  When the walk ran to completion (no stop
+ * request), also marks missing whatever vanished.  Returns FALSE with
+ * `error` set when the catalog could not be read; then it has asked every
+ * stage to stop and drained `in`.  Closes its outputs in both cases.
+ */
+gboolean pix_plan_run(const PixPlanConfig *cfg, GError **error);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * queue.c: the bounded queue between pipeline stages (see queue.h).
+ *
+ * A ring buffer of `capacity` pointers under one mutex, with one condition
+ * for "not empty" and one for "not full".  Any thread may push or pop.
+ *
+ * Invariants:
+ *  1. 0 <= len <= capacity, and the `len` elements from `head` (mod
+ *     capacity) are the queued pointers in push order.
+ *  2. open_producers only decreases; pop returns NULL at the end of input
+ *     only when open_producers == 0 and len == 0.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "queue.h"
+
+struct PixQueue {
+	GMutex lock;
+	GCond not_empty;
+	GCond not_full;
+	gpointer *ring;
+	guint capacity;
+	guint head;
+	guint len;
+	guint open_producers;
+};
+
+static gboolean queue_check(PixQueue *q)
+{
+	return q->len <= q->capacity && q->head < q->capacity;
+}
+
+PixQueue *pix_queue_new(guint capacity, guint producers)
+{
+	g_assert(capacity >= 1 && producers >= 1);
+	PixQueue *q = g_new0(PixQueue, 1);
+	g_mutex_init(&q->lock);
+	g_cond_init(&q->not_empty);
+	g_cond_init(&q->not_full);
+	q->ring = g_new0(gpointer, capacity);
+	q->capacity = capacity;
+	q->open_producers = producers;
+	return q;
+}
+
+void pix_queue_free(PixQueue *q)
+{
+	if (q == NULL)
+		return;
+	g_assert(q->len == 0);
+	g_mutex_clear(&q->lock);
+	g_cond_clear(&q->not_empty);
+	g_cond_clear(&q->not_full);
+	g_free(q->ring);
+	g_free(q);
+}
+
+void pix_queue_push(PixQueue *q, gpointer data)
+{
+	g_assert(data != NULL);
+	g_mutex_lock(&q->lock);
+	g_assert(q->open_producers > 0);
+	while (q->len == q->capacity)
+		g_cond_wait(&q->not_full, &q->lock);
+	q->ring[(q->head + q->len) % q->capacity] = data;
+	q->len++;
+	g_assert(queue_check(q));
+	g_cond_signal(&q->not_empty);
+	g_mutex_unlock(&q->lock);
+}
+
+gpointer pix_queue_pop_timeout(PixQueue *q, gint64 timeout_us, gboolean *is_timeout)
+{
+	gpointer data = NULL;
+	gint64 deadline = timeout_us < 0 ? -1 : g_get_monotonic_time() + timeout_us;
+
+	if (is_timeout != NULL)
+		*is_timeout = FALSE;
+	g_mutex_lock(&q->lock);
+	while (q->len == 0 && q->open_producers > 0) {
+		if (deadline < 0) {
+			g_cond_wait(&q->not_empty, &q->lock);
+		} else if (!g_cond_wait_until(&q->not_empty, &q->lock, deadline)) {
+			if (q->len == 0 && q->open_producers > 0) {
+				if (is_timeout != NULL)
+					*is_timeout = TRUE;
+				g_mutex_unlock(&q->lock);
+				return NULL;
+			}
+		}
+	}
+	if (q->len > 0) {
+		data = q->ring[q->head];
+		q->ring[q->head] = NULL;
+		q->head = (q->head + 1) % q->capacity;
+		q->len--;
+		g_cond_signal(&q->not_full);
+	}
+	g_assert(queue_check(q));
+	g_mutex_unlock(&q->lock);
+	return data;
+}
+
+gpointer pix_queue_pop(PixQueue *q)
+{
+	return pix_queue_pop_timeout(q, -1, NULL);
+}
+
+void pix_queue_close(PixQueue *q)
+{
+	g_mutex_lock(&q->lock);
+	g_assert(q->open_producers > 0);
+	q->open_producers--;
+	if (q->open_producers == 0)
+		g_cond_broadcast(&q->not_empty);
+	g_mutex_unlock(&q->lock);
+}
+
+guint pix_queue_length(PixQueue *q)
+{
+	g_mutex_lock(&q->lock);
+	guint len = q->len;
+	g_mutex_unlock(&q->lock);
+	return len;
+}

@@ -1,0 +1,330 @@
+/*
+ * read.c: reader threads and the buffer pool (see read.h).
+ *
+ * Reads planned files (open, fstat, read, fstat, close; never anything but
+ * regular files, never following a symlink); writes PixChunks to the hash
+ * queues.  Runs on cfg->n_readers reader threads; pix_chunk_free() runs on
+ * the hash threads.
+ *
+ * Invariants:
+ *  1. At most pool->max buffers exist at once (the memory cap); a reader
+ *     that needs one waits for a consumer to free one.
+ *  2. Every item popped from `in` yields exactly one START and one END, in
+ *     that order, on a single output queue, or is freed unread after a stop
+ *     request.
+ *  3. A file's hash is only ever computed from one complete pass over a
+ *     file whose size, mtime and ctime did not change during that pass
+ *     (else RESTART, or END with an error).
+ *  4. The item is not touched by the reader after START is pushed.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "read.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_PASSES 3   /* reads of a file that keeps changing before giving up */
+
+struct PixBufPool {
+	gint ref_count;         /* the readers, plus one per chunk holding a buffer */
+	GMutex lock;
+	GCond freed;
+	GSList *free_bufs;
+	guint n_allocated;
+	guint max;
+	gsize buf_bytes;
+};
+
+struct PixReaders {
+	PixReadConfig cfg;
+	PixQueue *in;
+	PixQueue **out;
+	guint n_out;
+	PixBufPool *pool;
+	GThread **threads;
+	/* --limit-rate: bytes allowed since `rate_start_us` */
+	GMutex rate_lock;
+	gint64 rate_start_us;
+	gint64 rate_bytes;
+};
+
+static void pool_unref(PixBufPool *pool)
+{
+	if (!g_atomic_int_dec_and_test(&pool->ref_count))
+		return;
+	g_slist_free_full(pool->free_bufs, free);
+	g_mutex_clear(&pool->lock);
+	g_cond_clear(&pool->freed);
+	g_free(pool);
+}
+
+static guint8 *pool_acquire(PixBufPool *pool)
+{
+	guint8 *buf = NULL;
+	g_mutex_lock(&pool->lock);
+	while (pool->free_bufs == NULL && pool->n_allocated >= pool->max)
+		g_cond_wait(&pool->freed, &pool->lock);
+	if (pool->free_bufs != NULL) {
+		buf = pool->free_bufs->data;
+		pool->free_bufs = g_slist_delete_link(pool->free_bufs, pool->free_bufs);
+	} else {
+		pool->n_allocated++;
+	}
+	g_mutex_unlock(&pool->lock);
+	if (buf == NULL) {
+		/* page aligned: ready for O_DIRECT, and kind to the page cache */
+		if (posix_memalign((void **)&buf, 4096, pool->buf_bytes) != 0)
+			g_error("out of memory for a %zu-byte read buffer", pool->buf_bytes);
+	}
+	g_atomic_int_inc(&pool->ref_count);
+	return buf;
+}
+
+static void pool_release(PixBufPool *pool, guint8 *buf)
+{
+	g_mutex_lock(&pool->lock);
+	pool->free_bufs = g_slist_prepend(pool->free_bufs, buf);
+	g_cond_signal(&pool->freed);
+	g_mutex_unlock(&pool->lock);
+	pool_unref(pool);
+}
+
+void pix_chunk_free(PixChunk *c)
+{
+	if (c == NULL)
+		return;
+	if (c->buf != NULL)
+		pool_release(c->pool, c->buf);
+	g_free(c->error);
+	g_free(c);
+}
+
+static PixChunk *chunk_new(PixChunkKind kind, PixItem *item)
+{
+	PixChunk *c = g_new0(PixChunk, 1);
+	c->kind = kind;
+	c->item = item;
+	return c;
+}
+
+/* Sleeps as long as --limit-rate asks before `n` more bytes. */
+static void throttle(PixReaders *r, gsize n)
+{
+	if (r->cfg.limit_bytes_per_s <= 0)
+		return;
+	g_mutex_lock(&r->rate_lock);
+	if (r->rate_start_us == 0)
+		r->rate_start_us = g_get_monotonic_time();
+	r->rate_bytes += (gint64)n;
+	gint64 due = r->rate_start_us + (gint64)((double)r->rate_bytes * G_USEC_PER_SEC / (double)r->cfg.limit_bytes_per_s);
+	g_mutex_unlock(&r->rate_lock);
+	while (!pix_stop_requested()) {
+		gint64 now = g_get_monotonic_time();
+		if (now >= due)
+			break;
+		g_usleep((gulong)MIN(due - now, 100000));
+	}
+}
+
+/* The least busy output queue: files spread over the hashers. */
+static PixQueue *pick_out(PixReaders *r)
+{
+	PixQueue *best = r->out[0];
+	guint best_len = pix_queue_length(best);
+	for (guint i = 1; i < r->n_out && best_len > 0; i++) {
+		guint len = pix_queue_length(r->out[i]);
+		if (len < best_len) {
+			best = r->out[i];
+			best_len = len;
+		}
+	}
+	return best;
+}
+
+static int open_file(const char *path)
+{
+	int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+	int fd = open(path, flags | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = open(path, flags);   /* O_NOATIME needs ownership */
+	return fd;
+}
+
+/* Reads up to cap bytes, retrying short reads; returns bytes or -errno. */
+static gssize read_full(int fd, guint8 *buf, gsize cap)
+{
+	gsize got = 0;
+	while (got < cap) {
+		ssize_t n = read(fd, buf + got, cap - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		got += (gsize)n;
+	}
+	return (gssize)got;
+}
+
+static gboolean is_stable(const PixStat *a, const PixStat *b, gint64 bytes)
+{
+	return a->size_bytes == b->size_bytes && a->mtime_ns == b->mtime_ns &&
+	       a->ctime_ns == b->ctime_ns && bytes == b->size_bytes;
+}
+
+/* Reads one whole file: START, DATA..., END (see invariants 2-4). */
+static void read_one(PixReaders *r, PixItem *item)
+{
+	g_autofree char *path = pix_item_path(item);
+	g_autofree char *q = pix_quote(path);
+	PixQueue *out = pick_out(r);
+	PixChunk *end = chunk_new(PIX_CHUNK_END, item);
+	struct stat st;
+	PixStat before, after;
+	int fd = open_file(path);
+	int err = 0;
+
+	pix_queue_push(out, chunk_new(PIX_CHUNK_START, item));
+	if (fd < 0) {
+		err = errno;
+		if (err == ELOOP)
+			end->error = g_strdup("cannot open: it became a symbolic link");
+		else
+			end->error = g_strdup_printf("cannot open: %s", g_strerror(err));
+		goto done;
+	}
+	if (fstat(fd, &st) != 0) {
+		err = errno;
+		end->error = g_strdup_printf("cannot stat: %s", g_strerror(err));
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		end->error = g_strdup("not read: it is no longer a regular file");
+		goto done;
+	}
+	pix_stat_from(&before, &st);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+
+	for (int pass = 1;; pass++) {
+		gint64 total = 0;
+		for (;;) {
+			if (pix_stop_requested()) {
+				end->is_aborted = TRUE;
+				goto done;
+			}
+			guint8 *buf = pool_acquire(r->pool);
+			gssize n = read_full(fd, buf, r->cfg.read_bytes);
+			if (n > 0)
+				throttle(r, (gsize)n);
+			if (n <= 0) {
+				pool_release(r->pool, buf);
+				if (n < 0) {
+					err = (int)-n;
+					end->error = g_strdup_printf("cannot read: %s", g_strerror(err));
+					goto done;
+				}
+				break;
+			}
+			PixChunk *c = chunk_new(PIX_CHUNK_DATA, item);
+			c->buf = buf;
+			c->pool = r->pool;
+			c->data = buf;
+			c->len = (gsize)n;
+			total += n;
+			pix_count_add(PIX_BYTES_READ, n);
+			pix_queue_push(out, c);
+		}
+		if (fstat(fd, &st) != 0) {
+			err = errno;
+			end->error = g_strdup_printf("cannot stat: %s", g_strerror(err));
+			goto done;
+		}
+		pix_stat_from(&after, &st);
+		if (is_stable(&before, &after, total)) {
+			gint64 now_ns = g_get_real_time() * 1000;
+			end->st = after;
+			end->bytes_read = total;
+			end->is_racy = after.mtime_ns > now_ns - G_GINT64_CONSTANT(1000000000) &&
+			               after.mtime_ns < now_ns + G_GINT64_CONSTANT(1000000000);
+			break;
+		}
+		if (pass == MAX_PASSES) {
+			end->error = g_strdup_printf("changed while being read (%d tries); "
+			                             "the next scan reads it again", MAX_PASSES);
+			break;
+		}
+		before = after;
+		if (lseek(fd, 0, SEEK_SET) != 0) {
+			err = errno;
+			end->error = g_strdup_printf("cannot seek: %s", g_strerror(err));
+			goto done;
+		}
+		pix_queue_push(out, chunk_new(PIX_CHUNK_RESTART, item));
+	}
+done:
+	if (fd >= 0) {
+		if (!r->cfg.is_keep_cache)
+			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+	if (end->error != NULL)
+		pix_warn("cannot index '%s': %s (skipping)", q, end->error);
+	pix_count_add(PIX_N_READ, 1);
+	pix_queue_push(out, end);
+}
+
+static gpointer reader_main(gpointer data)
+{
+	PixReaders *r = data;
+	PixItem *item;
+	while ((item = pix_queue_pop(r->in)) != NULL) {
+		if (pix_stop_requested()) {
+			pix_item_free(item);
+			continue;
+		}
+		read_one(r, item);
+	}
+	for (guint i = 0; i < r->n_out; i++)
+		pix_queue_close(r->out[i]);
+	return NULL;
+}
+
+PixReaders *pix_read_start(const PixReadConfig *cfg, PixQueue *in, PixQueue **out, guint n_out)
+{
+	PixReaders *r = g_new0(PixReaders, 1);
+	g_assert(cfg->n_readers >= 1 && cfg->read_bytes >= 4096 && n_out >= 1);
+	g_assert(cfg->max_memory_bytes >= 2 * cfg->read_bytes);
+	r->cfg = *cfg;
+	r->in = in;
+	r->out = g_memdup2(out, sizeof(PixQueue *) * n_out);
+	r->n_out = n_out;
+	r->pool = g_new0(PixBufPool, 1);
+	r->pool->ref_count = 1;
+	g_mutex_init(&r->pool->lock);
+	g_cond_init(&r->pool->freed);
+	r->pool->buf_bytes = cfg->read_bytes;
+	r->pool->max = (guint)(cfg->max_memory_bytes / cfg->read_bytes);
+	g_mutex_init(&r->rate_lock);
+	r->threads = g_new0(GThread *, cfg->n_readers);
+	for (guint i = 0; i < cfg->n_readers; i++)
+		r->threads[i] = g_thread_new("pix-read", reader_main, r);
+	return r;
+}
+
+void pix_read_join(PixReaders *r)
+{
+	for (guint i = 0; i < r->cfg.n_readers; i++)
+		g_thread_join(r->threads[i]);
+	pool_unref(r->pool);
+	g_mutex_clear(&r->rate_lock);
+	g_free(r->threads);
+	g_free(r->out);
+	g_free(r);
+}

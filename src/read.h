@@ -1,0 +1,74 @@
+/*
+ * read.h: the readers.  A bounded pool of reader threads opens each planned
+ * file once, reads it front to back in large reads into buffers from a
+ * pool with a hard memory cap, and hands the buffers to the hash stage as
+ * PixChunks.  Everything a later stage learns about a file's content comes
+ * from these buffers: no stage opens a file again.
+ *
+ * Per file a reader sends, all to the same output queue and in this order:
+ *   START (transfers the item), DATA*, [RESTART, DATA*]*, END.
+ * RESTART means the file changed while it was read and is being read again
+ * from its start: the consumer discards what it has.  END carries the final
+ * stat, the error (if reading failed) or the abort flag (stop requested).
+ *
+ * Thread-safety: pix_read_start()/pix_read_join() on one thread; chunks
+ * may be freed on any thread.
+ */
+#ifndef PIX_READ_H
+#define PIX_READ_H
+
+#include "item.h"
+#include "queue.h"
+
+typedef struct PixBufPool PixBufPool;
+
+typedef enum {
+	PIX_CHUNK_START,
+	PIX_CHUNK_DATA,
+	PIX_CHUNK_RESTART,
+	PIX_CHUNK_END,
+} PixChunkKind;
+
+typedef struct {
+	PixChunkKind kind;
+	PixItem *item;          /* START: (transfer full); others: the same item,
+	                           owned by the consumer since START */
+	const guint8 *data;     /* DATA: the bytes (in `buf`) */
+	gsize len;              /* DATA: how many */
+	/* END only: */
+	PixStat st;             /* fstat after the last read */
+	gint64 bytes_read;      /* bytes of the final (complete) pass */
+	char *error;            /* why reading failed, or NULL (owned) */
+	gboolean is_aborted;    /* stop requested: drop the item */
+	gboolean is_racy;       /* mtime within a second of the read */
+
+	guint8 *buf;            /* pool buffer behind `data` (owned, returned by free) */
+	PixBufPool *pool;
+} PixChunk;
+
+/* Returns the chunk's buffer to its pool and frees it.  Accepts NULL. */
+void pix_chunk_free(PixChunk *c);
+
+typedef struct {
+	guint n_readers;            /* threads, >= 1 */
+	gsize read_bytes;           /* bytes per read (and per buffer) */
+	gsize max_memory_bytes;     /* all buffers together, >= 2 * read_bytes */
+	gboolean is_keep_cache;     /* FALSE: drop the file's pages once read */
+	gint64 limit_bytes_per_s;   /* 0: unlimited */
+} PixReadConfig;
+
+typedef struct PixReaders PixReaders;
+
+/*
+ * Starts cfg->n_readers threads popping PixItems from `in` and sending
+ * chunks to `out[0..n_out-1]` (each file's chunks to one of them).  Items
+ * popped after a stop request are freed unread.  Each `out` must expect
+ * cfg->n_readers producers: every reader closes every `out` once when `in`
+ * ends.
+ */
+PixReaders *pix_read_start(const PixReadConfig *cfg, PixQueue *in, PixQueue **out, guint n_out);
+/* Waits for the readers to finish and frees them (the buffer pool lives
+ * until its last chunk is freed). */
+void pix_read_join(PixReaders *r);
+
+#endif

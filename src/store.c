@@ -1,0 +1,1091 @@
+/*
+ * store.c: the SQLite catalog (see store.h and the schema/ migrations).
+ *
+ * Reads and writes the catalog file, its WAL, and a lock file beside it.
+ * A writer PixStore runs on the store thread (and on the main thread
+ * before and after the pipeline); a reader PixStore runs on plan's thread.
+ *
+ * Every SQLite call's result goes through check() (or sets a GError in
+ * sqlite_error()); every value reaches SQL as a bound parameter, never in
+ * the SQL text.
+ *
+ * Invariants:
+ *  1. Only a writer holding the lock file's flock writes; it holds the lock
+ *     from pix_store_open() to pix_store_free().
+ *  2. in_batch is TRUE exactly when a BEGIN IMMEDIATE is open on the writer;
+ *     a failed statement inside it rolls the whole batch back, so the
+ *     catalog only ever holds whole batches.
+ *  3. A file row's change-log entries are written in the same transaction
+ *     as the change to the row.
+ *  4. user_version is the number of migrations applied, each applied in its
+ *     own transaction together with the version bump.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "store.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* 'PIXC': marks a SQLite file as a photoidx catalog. */
+#define PIX_APPLICATION_ID 0x50495843
+
+/* From the generated build/schema.c: the migrations in order. */
+extern const char *const pix_schema_sql[];
+extern const int pix_schema_count;
+
+G_DEFINE_QUARK(pix-store-error-quark, pix_store_error)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3_stmt, sqlite3_finalize)
+
+typedef enum {
+	ST_BEGIN,
+	ST_COMMIT,
+	ST_ROLLBACK,
+	ST_DIR_UPSERT,
+	ST_DIR_MISSING,
+	ST_FILE_INSERT,
+	ST_FILE_UPDATE_CONTENT,
+	ST_FILE_UPDATE_STAT,
+	ST_FILE_MOVE,
+	ST_FILE_MISSING,
+	ST_META_REPLACE,
+	ST_META_DELETE,
+	ST_CHANGE_INSERT,
+	ST_FIND_DIR,
+	ST_DIR_FILES,
+	ST_FILES_BY_INODE,
+	ST_DIRS_UNDER,
+	ST_HAS_DEV,
+	N_STATEMENTS
+} StatementId;
+
+static const char *const statement_sql[N_STATEMENTS] = {
+	[ST_BEGIN] = "BEGIN IMMEDIATE",
+	[ST_COMMIT] = "COMMIT",
+	[ST_ROLLBACK] = "ROLLBACK",
+	[ST_DIR_UPSERT] =
+		"INSERT INTO dirs (parent_id, path, dev, ino, mtime_ns, ctime_ns, state, error, scanned_at)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+		" ON CONFLICT (path) DO UPDATE SET parent_id = ?1, dev = ?3, ino = ?4,"
+		" mtime_ns = ?5, ctime_ns = ?6, state = ?7, error = ?8, scanned_at = ?9"
+		" RETURNING id",
+	[ST_DIR_MISSING] = "UPDATE dirs SET state = 'missing' WHERE id = ?1",
+	[ST_FILE_INSERT] =
+		"INSERT INTO files (dir_id, name, dev, ino, mode, size, mtime_ns, ctime_ns, md5,"
+		" mime, media, state, error, recheck, first_seen_at, changed_at, hashed_at)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, ?16)"
+		" RETURNING id",
+	[ST_FILE_UPDATE_CONTENT] =
+		"UPDATE files SET dev = ?2, ino = ?3, mode = ?4, size = ?5, mtime_ns = ?6, ctime_ns = ?7,"
+		" md5 = ?8, mime = ?9, media = ?10, state = ?11, error = ?12, recheck = ?13,"
+		" changed_at = ?14, hashed_at = ?15, missing_since = NULL WHERE id = ?1",
+	[ST_FILE_UPDATE_STAT] =
+		"UPDATE files SET dev = ?2, ino = ?3, mode = ?4, size = ?5, mtime_ns = ?6, ctime_ns = ?7,"
+		" state = CASE WHEN state = 'missing' THEN 'ok' ELSE state END, missing_since = NULL"
+		" WHERE id = ?1",
+	[ST_FILE_MOVE] = "UPDATE files SET dir_id = ?2, name = ?3 WHERE id = ?1",
+	[ST_FILE_MISSING] =
+		"UPDATE files SET state = 'missing', missing_since = ?2 WHERE id = ?1 AND state <> 'missing'",
+	[ST_META_REPLACE] =
+		"INSERT OR REPLACE INTO meta (file_id, date_taken, date_tz, date_source, make, model, lens,"
+		" exposure_s, fnumber, iso, focal_mm, orientation, width, height, gps_lat, gps_lon,"
+		" gps_alt_m, duration_s)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+	[ST_META_DELETE] = "DELETE FROM meta WHERE file_id = ?1",
+	[ST_CHANGE_INSERT] =
+		"INSERT INTO changes (scan_id, file_id, at, kind, old_path, new_path, old_md5, new_md5,"
+		" old_size, new_size) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	[ST_FIND_DIR] = "SELECT id, path, state FROM dirs WHERE path = ?1",
+	[ST_DIR_FILES] =
+		"SELECT id, name, dev, ino, mode, size, mtime_ns, ctime_ns, state, md5, recheck"
+		" FROM files WHERE dir_id = ?1",
+	[ST_FILES_BY_INODE] =
+		"SELECT f.id, f.name, f.dev, f.ino, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.state,"
+		" f.md5, f.recheck, d.path FROM files f JOIN dirs d ON d.id = f.dir_id"
+		" WHERE f.dev = ?1 AND f.ino = ?2",
+	[ST_DIRS_UNDER] =
+		"SELECT id, path, state FROM dirs WHERE state <> 'missing' AND"
+		" (path = ?1 OR path = ?2 OR (path > ?3 AND path < ?4) OR (path > ?5 AND path < ?6))",
+	[ST_HAS_DEV] = "SELECT 1 FROM files WHERE dev = ?1 LIMIT 1",
+};
+
+struct PixStore {
+	sqlite3 *db;
+	char *path;
+	PixStoreMode mode;
+	int lock_fd;            /* -1 for readers */
+	sqlite3_stmt *stmts[N_STATEMENTS];
+	gboolean in_batch;
+	gint64 scan_id;         /* the run begun by pix_store_begin_scan, or 0 */
+	char **roots;           /* its roots (owned) */
+	gint64 now_s;           /* timestamp of the current batch */
+};
+
+static gboolean store_check(PixStore *s)
+{
+	return s != NULL && s->db != NULL && (s->mode == PIX_STORE_WRITE) == (s->lock_fd >= 0) &&
+	       (!s->in_batch || s->mode == PIX_STORE_WRITE);
+}
+
+int pix_store_schema_version(void)
+{
+	return pix_schema_count;
+}
+
+static gint64 now_seconds(void)
+{
+	return g_get_real_time() / G_USEC_PER_SEC;
+}
+
+/* Sets `error` from SQLite's state after a failed call that returned rc. */
+static void sqlite_error(GError **error, PixStore *s, int rc, const char *what)
+{
+	int code;
+	switch (rc & 0xff) {
+	case SQLITE_FULL:
+		code = PIX_STORE_ERROR_FULL;
+		break;
+	case SQLITE_IOERR:
+		code = (sqlite3_system_errno(s->db) == ENOSPC || sqlite3_system_errno(s->db) == EDQUOT)
+		       ? PIX_STORE_ERROR_FULL : PIX_STORE_ERROR_FAILED;
+		break;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		code = PIX_STORE_ERROR_CORRUPT;
+		break;
+	case SQLITE_CANTOPEN:
+		code = PIX_STORE_ERROR_OPEN;
+		break;
+	default:
+		code = PIX_STORE_ERROR_FAILED;
+	}
+	g_autofree char *q = pix_quote(s->path);
+	const char *msg = code == PIX_STORE_ERROR_FULL ? "the disk is full" : sqlite3_errmsg(s->db);
+	g_set_error(error, PIX_STORE_ERROR, code, "catalog '%s': %s: %s", q, what, msg);
+}
+
+/* Runs SQL text without parameters (schema, pragmas). */
+static gboolean exec_sql(PixStore *s, const char *sql, const char *what, GError **error)
+{
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		sqlite_error(error, s, rc, what);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean pragma_int(PixStore *s, const char *pragma, gint64 *out, GError **error)
+{
+	g_autoptr(sqlite3_stmt) st = NULL;
+	g_autofree char *sql = g_strdup_printf("PRAGMA %s", pragma);
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite_error(error, s, rc, "cannot read its header");
+		return FALSE;
+	}
+	*out = sqlite3_column_int64(st, 0);
+	return TRUE;
+}
+
+/* The prepared statement `id`, reset and with cleared bindings. */
+static sqlite3_stmt *stmt(PixStore *s, StatementId id, GError **error)
+{
+	if (s->stmts[id] == NULL) {
+		int rc = sqlite3_prepare_v3(s->db, statement_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+		                            &s->stmts[id], NULL);
+		if (rc != SQLITE_OK) {
+			sqlite_error(error, s, rc, "cannot prepare a statement");
+			return NULL;
+		}
+	}
+	sqlite3_reset(s->stmts[id]);
+	sqlite3_clear_bindings(s->stmts[id]);
+	return s->stmts[id];
+}
+
+/* Binds path bytes: TEXT when valid UTF-8, BLOB otherwise (schema rule). */
+static void bind_path(sqlite3_stmt *st, int i, const char *bytes)
+{
+	gsize len = strlen(bytes);
+	if (g_utf8_validate(bytes, (gssize)len, NULL))
+		sqlite3_bind_text(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_blob(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+}
+
+/* Binds a path as both types, for range queries over mixed columns. */
+static void bind_path_as(sqlite3_stmt *st, int i, const char *bytes, gsize len, gboolean is_blob)
+{
+	if (is_blob)
+		sqlite3_bind_blob(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_text(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *text)
+{
+	if (text != NULL)
+		sqlite3_bind_text(st, i, text, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_double_or_null(sqlite3_stmt *st, int i, double v)
+{
+	if (!isnan(v))
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_int_or_null(sqlite3_stmt *st, int i, gint64 v)
+{
+	if (v >= 0)
+		sqlite3_bind_int64(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static char *column_bytes(sqlite3_stmt *st, int i)
+{
+	const void *p = sqlite3_column_blob(st, i);
+	int n = sqlite3_column_bytes(st, i);
+	return g_strndup(p != NULL ? p : "", (gsize)n);
+}
+
+/* Steps a statement that returns no rows (or whose rows are ignored). */
+static gboolean step_done(PixStore *s, sqlite3_stmt *st, const char *what, GError **error)
+{
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		;
+	if (rc != SQLITE_DONE) {
+		sqlite_error(error, s, rc, what);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static const char *state_name(PixFileState state)
+{
+	switch (state) {
+	case PIX_STATE_OK:
+		return "ok";
+	case PIX_STATE_ERROR:
+		return "error";
+	case PIX_STATE_MISSING:
+		return "missing";
+	}
+	g_assert_not_reached();
+}
+
+static PixFileState state_from(const unsigned char *text)
+{
+	if (text != NULL && strcmp((const char *)text, "error") == 0)
+		return PIX_STATE_ERROR;
+	if (text != NULL && strcmp((const char *)text, "missing") == 0)
+		return PIX_STATE_MISSING;
+	return PIX_STATE_OK;
+}
+
+static const char *media_name(PixMediaKind kind)
+{
+	switch (kind) {
+	case PIX_MEDIA_IMAGE:
+		return "image";
+	case PIX_MEDIA_RAW:
+		return "raw";
+	case PIX_MEDIA_VIDEO:
+		return "video";
+	case PIX_MEDIA_SIDECAR:
+		return "sidecar";
+	case PIX_MEDIA_OTHER:
+		return "other";
+	}
+	g_assert_not_reached();
+}
+
+/* --- opening --- */
+
+char **pix_store_companion_paths(const char *path)
+{
+	char **out = g_new0(char *, 6);
+	out[0] = g_strdup(path);
+	out[1] = g_strconcat(path, "-wal", NULL);
+	out[2] = g_strconcat(path, "-shm", NULL);
+	out[3] = g_strconcat(path, "-journal", NULL);
+	out[4] = g_strconcat(path, ".lock", NULL);
+	return out;
+}
+
+/* Takes the writer lock, waiting (with a message) unless is_no_wait. */
+static gboolean take_lock(PixStore *s, gboolean is_no_wait, GError **error)
+{
+	g_autofree char *lock_path = g_strconcat(s->path, ".lock", NULL);
+	g_autofree char *q = pix_quote(s->path);
+
+	s->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (s->lock_fd < 0) {
+		int err = errno;
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
+		            "cannot create lock file for catalog '%s': %s", q, g_strerror(err));
+		return FALSE;
+	}
+	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		char holder[32] = "";
+		ssize_t n = pread(s->lock_fd, holder, sizeof holder - 1, 0);
+		holder[n > 0 ? n : 0] = '\0';
+		g_strstrip(holder);
+		if (errno != EWOULDBLOCK && errno != EAGAIN) {
+			int err = errno;
+			g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
+			            "cannot lock catalog '%s': %s", q, g_strerror(err));
+			return FALSE;
+		}
+		if (is_no_wait) {
+			g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_LOCKED,
+			            "catalog '%s' is in use by another photoidx (pid %s)", q,
+			            holder[0] ? holder : "unknown");
+			return FALSE;
+		}
+		pix_notice("waiting for another photoidx (pid %s) to finish with catalog '%s'",
+		         holder[0] ? holder : "unknown", q);
+		while (flock(s->lock_fd, LOCK_EX) != 0) {
+			if (errno != EINTR || pix_stop_requested()) {
+				int err = errno;
+				g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_LOCKED,
+				            "cannot lock catalog '%s': %s", q, g_strerror(err));
+				return FALSE;
+			}
+		}
+	}
+	g_autofree char *pid = g_strdup_printf("%ld\n", (long)getpid());
+	if (ftruncate(s->lock_fd, 0) != 0 || pwrite(s->lock_fd, pid, strlen(pid), 0) < 0)
+		pix_info("cannot record pid in lock file of '%s'", q);
+	return TRUE;
+}
+
+/* Refuses files that are not photoidx catalogs, or newer ones. */
+static gboolean check_identity(PixStore *s, gint64 *version, GError **error)
+{
+	gint64 app_id, n_objects = 0;
+	g_autofree char *q = pix_quote(s->path);
+
+	if (!pragma_int(s, "application_id", &app_id, error) || !pragma_int(s, "user_version", version, error))
+		return FALSE;
+	if (*version == 0 && app_id == 0) {
+		g_autoptr(sqlite3_stmt) st = NULL;
+		int rc = sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_schema", -1, &st, NULL);
+		if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+			n_objects = sqlite3_column_int64(st, 0);
+		else {
+			sqlite_error(error, s, rc == SQLITE_OK ? sqlite3_errcode(s->db) : rc, "cannot read its schema");
+			return FALSE;
+		}
+	}
+	if (app_id != PIX_APPLICATION_ID && (app_id != 0 || n_objects > 0 || *version != 0)) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_FOREIGN,
+		            "'%s' is not a photoidx catalog (it is another SQLite database)", q);
+		return FALSE;
+	}
+	if (*version > pix_schema_count) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_NEWER,
+		            "catalog '%s' has schema version %" G_GINT64_FORMAT
+		            ", newer than this photoidx understands (%d); upgrade photoidx",
+		            q, *version, pix_schema_count);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean migrate(PixStore *s, gint64 version, GError **error)
+{
+	for (int v = (int)version + 1; v <= pix_schema_count; v++) {
+		g_autofree char *bump = g_strdup_printf("PRAGMA application_id = %d; PRAGMA user_version = %d;",
+		                                        PIX_APPLICATION_ID, v);
+		g_autofree char *what = g_strdup_printf("cannot apply schema migration %d", v);
+		if (!exec_sql(s, "BEGIN IMMEDIATE", what, error))
+			return FALSE;
+		if (!exec_sql(s, pix_schema_sql[v - 1], what, error) || !exec_sql(s, bump, what, error) ||
+		    !exec_sql(s, "COMMIT", what, error)) {
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+/* WAL: readers (front ends, plan) never block the writer, and never see a
+ * half-written batch. */
+static gboolean set_wal(PixStore *s, GError **error)
+{
+	g_autoptr(sqlite3_stmt) st = NULL;
+	int rc = sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite_error(error, s, rc, "cannot switch it to WAL mode");
+		return FALSE;
+	}
+	if (g_ascii_strcasecmp((const char *)sqlite3_column_text(st, 0), "wal") != 0) {
+		g_autofree char *q = pix_quote(s->path);
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
+		            "catalog '%s': cannot use WAL mode on this file system", q);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean ensure_parent_dir(const char *path, GError **error)
+{
+	g_autofree char *dir = g_path_get_dirname(path);
+	if (g_mkdir_with_parents(dir, 0700) != 0) {
+		int err = errno;
+		g_autofree char *q = pix_quote(dir);
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
+		            "cannot create directory '%s' for the catalog: %s", q, g_strerror(err));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wait, GError **error)
+{
+	g_autoptr(PixStore) s = g_new0(PixStore, 1);
+	g_autofree char *q = pix_quote(path);
+	gint64 version;
+	int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+
+	s->path = g_strdup(path);
+	s->mode = mode;
+	s->lock_fd = -1;
+
+	if (mode == PIX_STORE_WRITE) {
+		if (!ensure_parent_dir(path, error) || !take_lock(s, is_no_wait, error))
+			return NULL;
+		flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	} else {
+		flags |= SQLITE_OPEN_READONLY;
+	}
+	int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
+	if (rc != SQLITE_OK) {
+		if (s->db == NULL) {
+			g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN, "cannot open catalog '%s'", q);
+			return NULL;
+		}
+		sqlite_error(error, s, rc, "cannot open it");
+		return NULL;
+	}
+	sqlite3_busy_timeout(s->db, 60000);
+	if (!check_identity(s, &version, error))
+		return NULL;
+	if (mode == PIX_STORE_WRITE) {
+		if (!set_wal(s, error))
+			return NULL;
+		if (!exec_sql(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;", "cannot set it up", error) ||
+		    !migrate(s, version, error))
+			return NULL;
+	} else if (version < pix_schema_count) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
+		            "catalog '%s' has schema version %" G_GINT64_FORMAT
+		            "; run 'photoidx scan' once to upgrade it", q, version);
+		return NULL;
+	}
+	g_assert(store_check(s));
+	return g_steal_pointer(&s);
+}
+
+void pix_store_free(PixStore *s)
+{
+	if (s == NULL)
+		return;
+	if (s->in_batch)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	for (int i = 0; i < N_STATEMENTS; i++)
+		sqlite3_finalize(s->stmts[i]);
+	if (s->db != NULL)
+		sqlite3_close_v2(s->db);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	g_strfreev(s->roots);
+	g_free(s->path);
+	g_free(s);
+}
+
+/* --- writer --- */
+
+static gboolean begin_batch(PixStore *s, GError **error)
+{
+	if (s->in_batch)
+		return TRUE;
+	sqlite3_stmt *st = stmt(s, ST_BEGIN, error);
+	if (st == NULL || !step_done(s, st, "cannot begin a transaction", error))
+		return FALSE;
+	s->in_batch = TRUE;
+	s->now_s = now_seconds();
+	return TRUE;
+}
+
+static void rollback_batch(PixStore *s)
+{
+	if (!s->in_batch)
+		return;
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	s->in_batch = FALSE;
+}
+
+gboolean pix_store_commit(PixStore *s, GError **error)
+{
+	g_assert(store_check(s));
+	if (!s->in_batch)
+		return TRUE;
+	sqlite3_stmt *st = stmt(s, ST_COMMIT, error);
+	if (st == NULL || !step_done(s, st, "cannot commit", error)) {
+		rollback_batch(s);
+		return FALSE;
+	}
+	s->in_batch = FALSE;
+	return TRUE;
+}
+
+gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GError **error)
+{
+	g_autoptr(GString) display = g_string_new(NULL);
+	gint64 now = now_seconds();
+
+	for (char **r = roots; *r != NULL; r++) {
+		g_autofree char *q = pix_quote(*r);
+		g_string_append_printf(display, "%s%s", display->len ? "\n" : "", q);
+	}
+	if (!begin_batch(s, error))
+		return FALSE;
+
+	g_autoptr(sqlite3_stmt) killed = NULL, scan = NULL, root = NULL;
+	int rc = sqlite3_prepare_v2(s->db, "UPDATE scans SET state = 'killed' WHERE state = 'running'", -1, &killed, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(s->db, "INSERT INTO scans (command, roots, started_at, state)"
+		                        " VALUES (?1, ?2, ?3, 'running')", -1, &scan, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(s->db, "INSERT INTO roots (path, first_scan_at) VALUES (?1, ?2)"
+		                        " ON CONFLICT (path) DO NOTHING", -1, &root, NULL);
+	if (rc != SQLITE_OK) {
+		sqlite_error(error, s, rc, "cannot record the scan");
+		rollback_batch(s);
+		return FALSE;
+	}
+	if (!step_done(s, killed, "cannot record the scan", error))
+		goto fail;
+	sqlite3_bind_text(scan, 1, command, -1, SQLITE_STATIC);
+	sqlite3_bind_text(scan, 2, display->str, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(scan, 3, now);
+	if (!step_done(s, scan, "cannot record the scan", error))
+		goto fail;
+	s->scan_id = sqlite3_last_insert_rowid(s->db);
+	g_strfreev(s->roots);
+	s->roots = g_strdupv(roots);
+	for (char **r = roots; *r != NULL; r++) {
+		sqlite3_reset(root);
+		bind_path(root, 1, *r);
+		sqlite3_bind_int64(root, 2, now);
+		if (!step_done(s, root, "cannot record the scan", error))
+			goto fail;
+	}
+	return pix_store_commit(s, error);
+fail:
+	rollback_batch(s);
+	return FALSE;
+}
+
+gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GError **error)
+{
+	g_assert(s->scan_id > 0);
+	if (!begin_batch(s, error))
+		return FALSE;
+	g_autoptr(sqlite3_stmt) st = NULL, roots = NULL;
+	int rc = sqlite3_prepare_v2(s->db,
+		"UPDATE scans SET finished_at = ?2, state = ?3, n_dirs = ?4, n_new = ?5, n_changed = ?6,"
+		" n_moved = ?7, n_missing = ?8, n_unchanged = ?9, n_errors = ?10, bytes_read = ?11,"
+		" exit_status = ?12 WHERE id = ?1", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(s->db, "UPDATE roots SET last_scan_at = ?1 WHERE path = ?2",
+		                        -1, &roots, NULL);
+	if (rc != SQLITE_OK) {
+		sqlite_error(error, s, rc, "cannot record the end of the scan");
+		rollback_batch(s);
+		return FALSE;
+	}
+	static const PixCounter order[] = { PIX_N_DIRS, PIX_N_NEW, PIX_N_CHANGED, PIX_N_MOVED,
+	                                    PIX_N_MISSING, PIX_N_UNCHANGED, PIX_N_ERRORS, PIX_BYTES_READ };
+	sqlite3_bind_int64(st, 1, s->scan_id);
+	sqlite3_bind_int64(st, 2, now_seconds());
+	sqlite3_bind_text(st, 3, state, -1, SQLITE_STATIC);
+	for (guint i = 0; i < G_N_ELEMENTS(order); i++)
+		sqlite3_bind_int64(st, 4 + (int)i, pix_count_get(order[i]));
+	sqlite3_bind_int(st, 12, exit_status);
+	if (!step_done(s, st, "cannot record the end of the scan", error)) {
+		rollback_batch(s);
+		return FALSE;
+	}
+	for (char **r = s->roots; strcmp(state, "done") == 0 && r != NULL && *r != NULL; r++) {
+		sqlite3_reset(roots);
+		sqlite3_bind_int64(roots, 1, now_seconds());
+		bind_path(roots, 2, *r);
+		if (!step_done(s, roots, "cannot record the end of the scan", error)) {
+			rollback_batch(s);
+			return FALSE;
+		}
+	}
+	return pix_store_commit(s, error);
+}
+
+static gboolean put_change(PixStore *s, gint64 file_id, const char *kind, const PixItem *item,
+                           const char *old_path, const char *new_path, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, ST_CHANGE_INSERT, error);
+	if (st == NULL)
+		return FALSE;
+	if (s->scan_id > 0)
+		sqlite3_bind_int64(st, 1, s->scan_id);
+	sqlite3_bind_int64(st, 2, file_id);
+	sqlite3_bind_int64(st, 3, s->now_s);
+	sqlite3_bind_text(st, 4, kind, -1, SQLITE_STATIC);
+	if (old_path != NULL)
+		bind_path(st, 5, old_path);
+	if (new_path != NULL)
+		bind_path(st, 6, new_path);
+	if (item->has_old_md5)
+		sqlite3_bind_blob(st, 7, item->old_md5, 16, SQLITE_STATIC);
+	if (item->has_md5 && strcmp(kind, "moved") != 0 && strcmp(kind, "missing") != 0)
+		sqlite3_bind_blob(st, 8, item->md5, 16, SQLITE_STATIC);
+	if (item->action != PIX_ACT_ADD)
+		sqlite3_bind_int64(st, 9, item->old_st.size_bytes);
+	if (item->action != PIX_ACT_MISSING)
+		sqlite3_bind_int64(st, 10, item->st.size_bytes);
+	return step_done(s, st, "cannot write the change log", error);
+}
+
+static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, GError **error)
+{
+	sqlite3_stmt *st;
+	if (m == NULL) {
+		st = stmt(s, ST_META_DELETE, error);
+		if (st == NULL)
+			return FALSE;
+		sqlite3_bind_int64(st, 1, file_id);
+		return step_done(s, st, "cannot write metadata", error);
+	}
+	st = stmt(s, ST_META_REPLACE, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 1, file_id);
+	bind_text_or_null(st, 2, m->date_taken);
+	bind_text_or_null(st, 3, m->date_tz);
+	bind_text_or_null(st, 4, m->date_source);
+	bind_text_or_null(st, 5, m->make);
+	bind_text_or_null(st, 6, m->model);
+	bind_text_or_null(st, 7, m->lens);
+	bind_double_or_null(st, 8, m->exposure_s);
+	bind_double_or_null(st, 9, m->fnumber);
+	bind_int_or_null(st, 10, m->iso);
+	bind_double_or_null(st, 11, m->focal_mm);
+	bind_int_or_null(st, 12, m->orientation);
+	bind_int_or_null(st, 13, m->width_px);
+	bind_int_or_null(st, 14, m->height_px);
+	bind_double_or_null(st, 15, m->gps_lat);
+	bind_double_or_null(st, 16, m->gps_lon);
+	bind_double_or_null(st, 17, m->gps_alt_m);
+	bind_double_or_null(st, 18, m->duration_s);
+	return step_done(s, st, "cannot write metadata", error);
+}
+
+static PixFileState item_state(const PixItem *item)
+{
+	return item->error != NULL ? PIX_STATE_ERROR : PIX_STATE_OK;
+}
+
+static void bind_stat(sqlite3_stmt *st, int first, const PixStat *ps)
+{
+	sqlite3_bind_int64(st, first, (gint64)ps->dev);
+	sqlite3_bind_int64(st, first + 1, (gint64)ps->ino);
+	sqlite3_bind_int64(st, first + 2, ps->mode);
+	sqlite3_bind_int64(st, first + 3, ps->size_bytes);
+	sqlite3_bind_int64(st, first + 4, ps->mtime_ns);
+	sqlite3_bind_int64(st, first + 5, ps->ctime_ns);
+}
+
+static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
+{
+	PixDir *d = item->dir;
+	sqlite3_stmt *st;
+
+	if (item->action == PIX_ACT_DIR_MISSING) {
+		g_assert(d->id > 0);
+		st = stmt(s, ST_DIR_MISSING, error);
+		if (st == NULL)
+			return FALSE;
+		sqlite3_bind_int64(st, 1, d->id);
+		return step_done(s, st, "cannot write a directory", error);
+	}
+	st = stmt(s, ST_DIR_UPSERT, error);
+	if (st == NULL)
+		return FALSE;
+	if (d->parent != NULL && d->parent->id > 0)
+		sqlite3_bind_int64(st, 1, d->parent->id);
+	bind_path(st, 2, d->path);
+	if (d->st.ino != 0) {
+		sqlite3_bind_int64(st, 3, (gint64)d->st.dev);
+		sqlite3_bind_int64(st, 4, (gint64)d->st.ino);
+		sqlite3_bind_int64(st, 5, d->st.mtime_ns);
+		sqlite3_bind_int64(st, 6, d->st.ctime_ns);
+	}
+	sqlite3_bind_text(st, 7, d->error != NULL ? "error" : "ok", -1, SQLITE_STATIC);
+	bind_text_or_null(st, 8, d->error);
+	sqlite3_bind_int64(st, 9, s->now_s);
+	int rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite_error(error, s, rc, "cannot write a directory");
+		return FALSE;
+	}
+	d->id = sqlite3_column_int64(st, 0);
+	return step_done(s, st, "cannot write a directory", error);
+}
+
+/* Binds the content columns shared by insert and update, from `first`:
+ * md5, mime, media, state, error, recheck. */
+static void bind_content(sqlite3_stmt *st, int first, const PixItem *item)
+{
+	if (item->has_md5)
+		sqlite3_bind_blob(st, first, item->md5, 16, SQLITE_STATIC);
+	bind_text_or_null(st, first + 1, item->mime);
+	sqlite3_bind_text(st, first + 2, media_name(item->media), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, first + 3, state_name(item_state(item)), -1, SQLITE_STATIC);
+	bind_text_or_null(st, first + 4, item->error);
+	sqlite3_bind_int(st, first + 5, item->is_racy ? 1 : 0);
+}
+
+static gboolean put_add(PixStore *s, PixItem *item, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, ST_FILE_INSERT, error);
+	if (st == NULL)
+		return FALSE;
+	g_assert(item->dir->id > 0);
+	sqlite3_bind_int64(st, 1, item->dir->id);
+	bind_path(st, 2, item->name);
+	bind_stat(st, 3, &item->st);
+	bind_content(st, 9, item);
+	sqlite3_bind_int64(st, 15, s->now_s);
+	if (item->has_md5)
+		sqlite3_bind_int64(st, 16, s->now_s);
+	int rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite_error(error, s, rc, "cannot add a file");
+		return FALSE;
+	}
+	gint64 id = sqlite3_column_int64(st, 0);
+	if (!step_done(s, st, "cannot add a file", error))
+		return FALSE;
+	pix_count_add(PIX_N_NEW, 1);
+	return put_meta(s, id, item->meta, error) && put_change(s, id, "added", item, NULL, NULL, error);
+}
+
+static gboolean put_content(PixStore *s, PixItem *item, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, ST_FILE_UPDATE_CONTENT, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 1, item->row_id);
+	bind_stat(st, 2, &item->st);
+	bind_content(st, 8, item);
+	sqlite3_bind_int64(st, 14, s->now_s);
+	if (item->has_md5)
+		sqlite3_bind_int64(st, 15, s->now_s);
+	if (!step_done(s, st, "cannot update a file", error) || !put_meta(s, item->row_id, item->meta, error))
+		return FALSE;
+	gboolean is_same = item->has_md5 && item->has_old_md5 && memcmp(item->md5, item->old_md5, 16) == 0;
+	if (is_same && !item->was_missing && item->st.size_bytes == item->old_st.size_bytes &&
+	    item->st.mtime_ns == item->old_st.mtime_ns && item->error == NULL) {
+		/* a recheck (recent mtime, earlier) found nothing new */
+		if (item->action == PIX_ACT_CHANGE)
+			pix_count_add(PIX_N_UNCHANGED, 1);
+		return TRUE;
+	}
+	if (item->action == PIX_ACT_CHANGE)
+		pix_count_add(PIX_N_CHANGED, 1);
+	return put_change(s, item->row_id, item->was_missing && is_same ? "restored" : "changed", item,
+	                  NULL, NULL, error);
+}
+
+static gboolean put_move(PixStore *s, PixItem *item, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, ST_FILE_MOVE, error);
+	if (st == NULL)
+		return FALSE;
+	g_assert(item->dir->id > 0 && item->row_id > 0);
+	sqlite3_bind_int64(st, 1, item->row_id);
+	sqlite3_bind_int64(st, 2, item->dir->id);
+	bind_path(st, 3, item->name);
+	if (!step_done(s, st, "cannot move a file", error))
+		return FALSE;
+	g_autofree char *new_path = pix_item_path(item);
+	if (!put_change(s, item->row_id, "moved", item, item->old_path, new_path, error))
+		return FALSE;
+	pix_count_add(PIX_N_MOVED, 1);
+	if (item->is_read)
+		return put_content(s, item, error);
+	st = stmt(s, ST_FILE_UPDATE_STAT, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 1, item->row_id);
+	bind_stat(st, 2, &item->st);
+	return step_done(s, st, "cannot move a file", error);
+}
+
+static gboolean put_missing(PixStore *s, PixItem *item, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, ST_FILE_MISSING, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 1, item->row_id);
+	sqlite3_bind_int64(st, 2, s->now_s);
+	if (!step_done(s, st, "cannot mark a file missing", error))
+		return FALSE;
+	if (sqlite3_changes(s->db) == 0)
+		return TRUE;
+	pix_count_add(PIX_N_MISSING, 1);
+	return put_change(s, item->row_id, "missing", item, NULL, NULL, error);
+}
+
+gboolean pix_store_put(PixStore *s, PixItem *item, GError **error)
+{
+	gboolean ok;
+
+	g_assert(store_check(s) && s->mode == PIX_STORE_WRITE);
+	if (!begin_batch(s, error))
+		return FALSE;
+	switch (item->action) {
+	case PIX_ACT_DIR:
+	case PIX_ACT_DIR_MISSING:
+		ok = put_dir(s, item, error);
+		break;
+	case PIX_ACT_ADD:
+		ok = put_add(s, item, error);
+		break;
+	case PIX_ACT_CHANGE:
+		ok = put_content(s, item, error);
+		break;
+	case PIX_ACT_MOVE:
+		ok = put_move(s, item, error);
+		break;
+	case PIX_ACT_MISSING:
+		ok = put_missing(s, item, error);
+		break;
+	default:
+		g_assert_not_reached();
+	}
+	if (!ok) {
+		rollback_batch(s);
+		return FALSE;
+	}
+	if (item->error != NULL && item->action != PIX_ACT_MISSING && item->action != PIX_ACT_DIR &&
+	    item->action != PIX_ACT_DIR_MISSING)
+		pix_count_add(PIX_N_ERRORS, 1);
+	return TRUE;
+}
+
+gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 batch_us, GError **error)
+{
+	gboolean is_failed = FALSE;
+	guint n_in_batch = 0;
+	gint64 batch_start = 0;
+
+	for (;;) {
+		gboolean is_timeout = FALSE;
+		gint64 wait_us = -1;
+		if (n_in_batch > 0)
+			wait_us = MAX(0, batch_start + batch_us - g_get_monotonic_time());
+		g_autoptr(PixItem) item = pix_queue_pop_timeout(in, wait_us, &is_timeout);
+
+		if (item == NULL && !is_timeout)
+			break;
+		if (is_failed)
+			continue;
+		if (item != NULL) {
+			if (n_in_batch == 0)
+				batch_start = g_get_monotonic_time();
+			if (!pix_store_put(s, item, error)) {
+				is_failed = TRUE;
+				pix_request_stop();
+				continue;
+			}
+			n_in_batch++;
+		}
+		if (n_in_batch >= batch_items || g_get_monotonic_time() - batch_start >= batch_us) {
+			if (!pix_store_commit(s, error)) {
+				is_failed = TRUE;
+				pix_request_stop();
+				continue;
+			}
+			n_in_batch = 0;
+		}
+	}
+	if (!is_failed && !pix_store_commit(s, error))
+		is_failed = TRUE;
+	return !is_failed;
+}
+
+/* --- reader --- */
+
+void pix_file_row_free(PixFileRow *row)
+{
+	if (row == NULL)
+		return;
+	g_free(row->name);
+	g_free(row->dir_path);
+	g_free(row);
+}
+
+void pix_dir_row_free(PixDirRow *row)
+{
+	if (row == NULL)
+		return;
+	g_free(row->path);
+	g_free(row);
+}
+
+static PixFileRow *file_row_from(sqlite3_stmt *st)
+{
+	PixFileRow *row = g_new0(PixFileRow, 1);
+	row->id = sqlite3_column_int64(st, 0);
+	row->name = column_bytes(st, 1);
+	row->st.dev = (guint64)sqlite3_column_int64(st, 2);
+	row->st.ino = (guint64)sqlite3_column_int64(st, 3);
+	row->st.mode = (guint32)sqlite3_column_int64(st, 4);
+	row->st.size_bytes = sqlite3_column_int64(st, 5);
+	row->st.mtime_ns = sqlite3_column_int64(st, 6);
+	row->st.ctime_ns = sqlite3_column_int64(st, 7);
+	row->state = state_from(sqlite3_column_text(st, 8));
+	if (sqlite3_column_bytes(st, 9) == 16) {
+		row->has_md5 = TRUE;
+		memcpy(row->md5, sqlite3_column_blob(st, 9), 16);
+	}
+	row->is_recheck = sqlite3_column_int(st, 10) != 0;
+	return row;
+}
+
+static GPtrArray *collect_file_rows(PixStore *s, sqlite3_stmt *st, gboolean has_dir_path, GError **error)
+{
+	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)pix_file_row_free);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		PixFileRow *row = file_row_from(st);
+		if (has_dir_path)
+			row->dir_path = column_bytes(st, 11);
+		g_ptr_array_add(rows, row);
+	}
+	if (rc != SQLITE_DONE) {
+		sqlite_error(error, s, rc, "cannot read file rows");
+		return NULL;
+	}
+	return g_steal_pointer(&rows);
+}
+
+gboolean pix_store_find_dir(PixStore *s, const char *path, PixDirRow **row, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, ST_FIND_DIR, error);
+	*row = NULL;
+	if (st == NULL)
+		return FALSE;
+	bind_path(st, 1, path);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*row = g_new0(PixDirRow, 1);
+		(*row)->id = sqlite3_column_int64(st, 0);
+		(*row)->path = column_bytes(st, 1);
+		(*row)->state = state_from(sqlite3_column_text(st, 2));
+		rc = sqlite3_step(st);
+	}
+	if (rc != SQLITE_DONE) {
+		g_clear_pointer(row, pix_dir_row_free);
+		sqlite_error(error, s, rc, "cannot read a directory row");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+GPtrArray *pix_store_dir_files(PixStore *s, gint64 dir_id, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, ST_DIR_FILES, error);
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, dir_id);
+	return collect_file_rows(s, st, FALSE, error);
+}
+
+GPtrArray *pix_store_files_by_inode(PixStore *s, guint64 dev, guint64 ino, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, ST_FILES_BY_INODE, error);
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_int64(st, 1, (gint64)dev);
+	sqlite3_bind_int64(st, 2, (gint64)ino);
+	return collect_file_rows(s, st, TRUE, error);
+}
+
+GPtrArray *pix_store_dirs_under(PixStore *s, const char *root, GError **error)
+{
+	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)pix_dir_row_free);
+	sqlite3_stmt *st = stmt(s, ST_DIRS_UNDER, error);
+	gsize len = strlen(root);
+	/* below "root/" and before "root0" ('0' follows '/'), as text and as blob */
+	g_autofree char *lo = g_strconcat(root, strcmp(root, "/") == 0 ? "" : "/", NULL);
+	g_autofree char *hi = g_strdup(lo);
+	gsize lo_len = strlen(lo);
+	int rc;
+
+	if (st == NULL)
+		return NULL;
+	hi[lo_len - 1] = '/' + 1;
+	bind_path_as(st, 1, root, len, FALSE);
+	bind_path_as(st, 2, root, len, TRUE);
+	bind_path_as(st, 3, lo, lo_len, FALSE);
+	bind_path_as(st, 4, hi, lo_len, FALSE);
+	bind_path_as(st, 5, lo, lo_len, TRUE);
+	bind_path_as(st, 6, hi, lo_len, TRUE);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		PixDirRow *row = g_new0(PixDirRow, 1);
+		row->id = sqlite3_column_int64(st, 0);
+		row->path = column_bytes(st, 1);
+		row->state = state_from(sqlite3_column_text(st, 2));
+		g_ptr_array_add(rows, row);
+	}
+	if (rc != SQLITE_DONE) {
+		sqlite_error(error, s, rc, "cannot read directory rows");
+		return NULL;
+	}
+	return g_steal_pointer(&rows);
+}
+
+gboolean pix_store_has_dev(PixStore *s, guint64 dev, gboolean *has, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, ST_HAS_DEV, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 1, (gint64)dev);
+	int rc = sqlite3_step(st);
+	*has = rc == SQLITE_ROW;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		sqlite_error(error, s, rc, "cannot read file rows");
+		return FALSE;
+	}
+	sqlite3_reset(st);
+	return TRUE;
+}

@@ -1,0 +1,137 @@
+/*
+ * store.h: the catalog.  The one interface between the pipeline and the
+ * database behind it (SQLite today); nothing outside store*.c knows SQL.
+ *
+ * A PixStore is either a writer (one per catalog at a time, guarded by a
+ * lock file next to the catalog) or a reader.  The writer applies schema
+ * migrations, records scans, and takes PixItems in large transactions;
+ * readers answer plan's questions about what the catalog holds, and never
+ * see a half-written batch (WAL snapshots).
+ *
+ * Thread-safety: a PixStore is used by one thread at a time.  The pipeline
+ * opens one writer for the store thread and one reader for plan.
+ *
+ * Errors are environment failures (PIX_STORE_ERROR): the catalog cannot be
+ * opened, is locked, is newer than this program, is not a catalog, is full
+ * or corrupt.  The caller prints one line and exits 2.
+ */
+#ifndef PIX_STORE_H
+#define PIX_STORE_H
+
+#include "item.h"
+#include "queue.h"
+
+#define PIX_STORE_ERROR (pix_store_error_quark())
+GQuark pix_store_error_quark(void);
+
+typedef enum {
+	PIX_STORE_ERROR_OPEN,      /* cannot create or open the file */
+	PIX_STORE_ERROR_LOCKED,    /* another writer holds it (--no-wait) */
+	PIX_STORE_ERROR_NEWER,     /* schema newer than this binary */
+	PIX_STORE_ERROR_FOREIGN,   /* not a photoidx catalog */
+	PIX_STORE_ERROR_FULL,      /* disk or database full */
+	PIX_STORE_ERROR_CORRUPT,   /* SQLITE_CORRUPT / SQLITE_NOTADB */
+	PIX_STORE_ERROR_FAILED,    /* any other SQLite failure */
+} PixStoreError;
+
+typedef enum {
+	PIX_STORE_READ,
+	PIX_STORE_WRITE,
+} PixStoreMode;
+
+typedef struct PixStore PixStore;
+
+typedef enum {
+	PIX_STATE_OK,
+	PIX_STATE_ERROR,
+	PIX_STATE_MISSING,
+} PixFileState;
+
+/* A file row as plan sees it. */
+typedef struct {
+	gint64 id;
+	char *name;             /* bytes (owned) */
+	char *dir_path;         /* bytes (owned); set by pix_store_files_by_inode() only */
+	PixStat st;
+	PixFileState state;
+	gboolean has_md5;
+	guint8 md5[16];
+	gboolean is_recheck;
+} PixFileRow;
+
+void pix_file_row_free(PixFileRow *row);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixFileRow, pix_file_row_free)
+
+/* A directory row. */
+typedef struct {
+	gint64 id;
+	char *path;             /* bytes (owned) */
+	PixFileState state;
+} PixDirRow;
+
+void pix_dir_row_free(PixDirRow *row);
+
+/* The schema version this binary writes (the highest migration). */
+int pix_store_schema_version(void);
+
+/*
+ * Opens the catalog at `path`.  PIX_STORE_WRITE creates the file (and its
+ * directory) when needed, takes the writer lock (waiting, with a message,
+ * unless `is_no_wait`), and migrates the schema to the current version.
+ * PIX_STORE_READ needs an existing, current catalog.  (transfer full)
+ */
+PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wait, GError **error);
+/* Closes it; an open batch is rolled back (never half-committed).  Accepts NULL. */
+void pix_store_free(PixStore *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixStore, pix_store_free)
+
+/* The paths that live beside the catalog (-wal, -shm, -journal, lock),
+ * which a walk must not index (NULL-terminated, transfer full). */
+char **pix_store_companion_paths(const char *path);
+
+/* --- writer --- */
+
+/*
+ * Records the start of a run of `command` over `roots` (absolute paths) and
+ * registers the roots; marks runs left 'running' by a killed process as
+ * 'killed'.  Committed at once.
+ */
+gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GError **error);
+/*
+ * Writes one item (borrowed) into the open batch, starting one if needed:
+ * the file or directory row, its metadata, its change-log entries.  Counts
+ * it (log.h counters).  On failure the batch is rolled back.
+ */
+gboolean pix_store_put(PixStore *s, PixItem *item, GError **error);
+/* Commits the open batch, if any. */
+gboolean pix_store_commit(PixStore *s, GError **error);
+/*
+ * The store stage: pops items from `in` until its end, writing them in
+ * batches of `batch_items` items or `batch_us` microseconds, whichever
+ * comes first, and frees them.  On a store failure it sets `error`, asks
+ * every stage to stop (pix_request_stop) and keeps draining `in` so no
+ * producer blocks.  Returns FALSE on failure.
+ */
+gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 batch_us, GError **error);
+/*
+ * Records the end of the run begun by pix_store_begin_scan(): its state
+ * ('done', 'interrupted', 'failed'), exit status and the log.h counters;
+ * when 'done', the roots' last_scan_at.  Committed at once.
+ */
+gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GError **error);
+
+/* --- reader --- */
+
+/* The directory row at `path`: TRUE and *row filled (transfer full) when
+ * there is one; TRUE and *row NULL when there is none. */
+gboolean pix_store_find_dir(PixStore *s, const char *path, PixDirRow **row, GError **error);
+/* The file rows of directory `dir_id` (PixFileRow*, transfer full). */
+GPtrArray *pix_store_dir_files(PixStore *s, gint64 dir_id, GError **error);
+/* The file rows with this device and inode, with dir_path set. */
+GPtrArray *pix_store_files_by_inode(PixStore *s, guint64 dev, guint64 ino, GError **error);
+/* The directory rows (not 'missing') at `root` and below it (PixDirRow*). */
+GPtrArray *pix_store_dirs_under(PixStore *s, const char *root, GError **error);
+/* Whether any file row has device `dev`. */
+gboolean pix_store_has_dev(PixStore *s, guint64 dev, gboolean *has, GError **error);
+
+#endif

@@ -1,0 +1,332 @@
+/*
+ * walk.c: the directory walker (see walk.h).
+ *
+ * Reads directories (getdents64 into a 256 KiB buffer) and inodes (fstatat
+ * relative to the directory fd, in inode order); writes PixListings to its
+ * output queue.  Runs on the walker thread only.
+ *
+ * The walk is depth first with an explicit stack of frames, one per open
+ * directory, so a deep tree costs one file descriptor per level and no C
+ * recursion; a name is opened relative to its parent's fd, so paths longer
+ * than PATH_MAX work.
+ *
+ * Invariants:
+ *  1. Every directory the walker enters yields exactly one listing, pushed
+ *     before the listings of its subdirectories (plan relies on a parent's
+ *     directory row being written before its children's).
+ *  2. The frames on the stack are the chain of ancestors of the directory
+ *     being listed: a subdirectory whose (dev, ino) equals one of them is a
+ *     loop and is not entered.
+ *  3. An entry that is excluded, a symbolic link, a directory on another
+ *     mount, or a subdirectory is never in a listing's entries.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "walk.h"
+#include "log.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define GETDENTS_BUF_BYTES (256 * 1024)
+
+/* The kernel's struct linux_dirent64, as getdents64(2) fills the buffer. */
+struct linux_dirent64 {
+	guint64 d_ino;
+	gint64 d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+typedef struct {
+	char *name;
+	guint64 ino;
+} DirName;
+
+typedef struct {
+	int fd;
+	PixDir *dir;        /* (ref) */
+	GArray *subdirs;    /* DirName, in inode order */
+	guint next;         /* index of the next subdir to enter */
+} Frame;
+
+static const char *const default_excludes[] = {
+	".thumbnails", ".thumbs", "@eaDir", ".@__thumb", ".git", ".svn",
+	".Trash-*", ".Trashes", "lost+found", ".DS_Store", "._*", "Thumbs.db",
+	"*.photoidx-tmp", NULL
+};
+
+const char *const *pix_walk_default_excludes(void)
+{
+	return default_excludes;
+}
+
+void pix_listing_free(PixListing *l)
+{
+	if (l == NULL)
+		return;
+	pix_dir_unref(l->dir);
+	if (l->entries != NULL) {
+		for (guint i = 0; i < l->entries->len; i++)
+			g_free(g_array_index(l->entries, PixEntry, i).name);
+		g_array_free(l->entries, TRUE);
+	}
+	g_free(l);
+}
+
+static char *join_path(const char *dir, const char *name)
+{
+	if (dir[0] == '/' && dir[1] == '\0')
+		return g_strconcat("/", name, NULL);
+	return g_strconcat(dir, "/", name, NULL);
+}
+
+gboolean pix_walk_is_excluded(const PixWalkConfig *cfg, const char *dir_path, const char *name)
+{
+	g_autofree char *path = NULL;
+
+	if (cfg->exclude_paths != NULL) {
+		for (char **p = cfg->exclude_paths; *p != NULL; p++) {
+			if (path == NULL)
+				path = join_path(dir_path, name);
+			if (strcmp(*p, path) == 0)
+				return TRUE;
+		}
+	}
+	if (cfg->excludes == NULL)
+		return FALSE;
+	for (char **p = cfg->excludes; *p != NULL; p++) {
+		if (strchr(*p, '/') == NULL) {
+			if (fnmatch(*p, name, 0) == 0)
+				return TRUE;
+		} else {
+			if (path == NULL)
+				path = join_path(dir_path, name);
+			if (fnmatch(*p, path, 0) == 0)
+				return TRUE;
+		}
+	}
+	return FALSE;
+}
+
+static int compare_entry_ino(gconstpointer a, gconstpointer b)
+{
+	guint64 x = ((const PixEntry *)a)->ino, y = ((const PixEntry *)b)->ino;
+	return x < y ? -1 : x > y;
+}
+
+static int compare_dirname_ino(gconstpointer a, gconstpointer b)
+{
+	guint64 x = ((const DirName *)a)->ino, y = ((const DirName *)b)->ino;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Reads every name of the directory `fd` into `out` (PixEntry with name and
+ * ino).  Returns 0 or an errno.
+ */
+static int read_names(int fd, guint8 *buf, GArray *out)
+{
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, GETDENTS_BUF_BYTES);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (n == 0)
+			return 0;
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *d = (struct linux_dirent64 *)(buf + off);
+			off += d->d_reclen;
+			if (d->d_name[0] == '.' && (d->d_name[1] == '\0' ||
+			    (d->d_name[1] == '.' && d->d_name[2] == '\0')))
+				continue;
+			PixEntry e = { .name = g_strdup(d->d_name), .ino = d->d_ino };
+			g_array_append_val(out, e);
+		}
+	}
+}
+
+static gboolean is_ancestor(GArray *stack, const PixStat *st)
+{
+	for (guint i = 0; i < stack->len; i++) {
+		const PixDir *d = g_array_index(stack, Frame, i).dir;
+		if (d->st.dev == st->dev && d->st.ino == st->ino)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/*
+ * Lists the directory of `frame` (fd open, dir->st filled): fills its
+ * subdirectory list and pushes its listing to `out`.
+ */
+static void list_dir(const PixWalkConfig *cfg, GArray *stack, Frame *frame, guint8 *buf, PixQueue *out)
+{
+	PixListing *l = g_new0(PixListing, 1);
+	g_autoptr(GArray) names = g_array_new(FALSE, FALSE, sizeof(PixEntry));
+	const char *dir_path = frame->dir->path;
+
+	l->dir = pix_dir_ref(frame->dir);
+	l->entries = g_array_new(FALSE, FALSE, sizeof(PixEntry));
+	frame->subdirs = g_array_new(FALSE, FALSE, sizeof(DirName));
+
+	int err = read_names(frame->fd, buf, names);
+	if (err != 0) {
+		g_autofree char *q = pix_quote(dir_path);
+		pix_warn("cannot list directory '%s': %s (skipping)", q, g_strerror(err));
+		frame->dir->error = g_strdup_printf("cannot list directory: %s", g_strerror(err));
+		for (guint i = 0; i < names->len; i++)
+			g_free(g_array_index(names, PixEntry, i).name);
+		pix_count_add(PIX_N_DIRS, 1);
+		pix_queue_push(out, l);
+		return;
+	}
+	g_array_sort(names, compare_entry_ino);
+
+	for (guint i = 0; i < names->len; i++) {
+		PixEntry e = g_array_index(names, PixEntry, i);
+		struct stat st;
+
+		if (pix_walk_is_excluded(cfg, dir_path, e.name)) {
+			l->n_skipped++;
+			g_free(e.name);
+			continue;
+		}
+		if (fstatat(frame->fd, e.name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno == ENOENT) {
+				/* gone since getdents: plan sees it as absent */
+				g_free(e.name);
+				continue;
+			}
+			e.stat_errno = errno;
+			g_array_append_val(l->entries, e);
+			continue;
+		}
+		pix_stat_from(&e.st, &st);
+		if (S_ISLNK(st.st_mode)) {
+			l->n_skipped++;
+			g_free(e.name);
+		} else if (S_ISDIR(st.st_mode)) {
+			if (e.st.dev != frame->dir->st.dev && !cfg->is_cross_mounts) {
+				l->n_skipped++;
+				g_free(e.name);
+			} else if (is_ancestor(stack, &e.st)) {
+				g_autofree char *p = join_path(dir_path, e.name);
+				g_autofree char *q = pix_quote(p);
+				pix_warn("not entering '%s': it is one of its own parent directories (bind mount loop)", q);
+				l->n_skipped++;
+				g_free(e.name);
+			} else {
+				DirName dn = { .name = e.name, .ino = e.ino };
+				g_array_append_val(frame->subdirs, dn);
+			}
+		} else {
+			g_array_append_val(l->entries, e);
+		}
+	}
+	g_array_sort(frame->subdirs, compare_dirname_ino);
+	l->is_complete = TRUE;
+	l->n_subdirs = frame->subdirs->len;
+	pix_count_add(PIX_N_DIRS, 1);
+	pix_count_add(PIX_N_SKIPPED, l->n_skipped);
+	pix_queue_push(out, l);
+}
+
+/* Pushes the listing of a directory that could not be opened. */
+static void push_failed(PixDir *dir, int err, PixQueue *out)
+{
+	PixListing *l = g_new0(PixListing, 1);
+	g_autofree char *q = pix_quote(dir->path);
+
+	pix_warn("cannot open directory '%s': %s (skipping)", q, g_strerror(err));
+	dir->error = g_strdup_printf("cannot open directory: %s", g_strerror(err));
+	l->dir = dir;
+	l->entries = g_array_new(FALSE, FALSE, sizeof(PixEntry));
+	pix_count_add(PIX_N_DIRS, 1);
+	pix_queue_push(out, l);
+}
+
+static void frame_clear(Frame *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	pix_dir_unref(f->dir);
+	if (f->subdirs != NULL) {
+		for (guint i = f->next; i < f->subdirs->len; i++)
+			g_free(g_array_index(f->subdirs, DirName, i).name);
+		g_array_free(f->subdirs, TRUE);
+	}
+}
+
+/* Opens `name` under `parent_fd` (or the absolute `path` when parent_fd is
+ * AT_FDCWD) as a directory and pushes a frame for it; returns FALSE and
+ * reports when it cannot. */
+static gboolean enter_dir(GArray *stack, int parent_fd, const char *name, PixDir *dir, PixQueue *out)
+{
+	struct stat st;
+	int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0) {
+		int err = errno;
+		if (err == ENOENT && dir->parent != NULL) {
+			/* vanished since its parent was listed: plan's end-of-scan
+			 * pass finds it gone */
+			pix_dir_unref(dir);
+			return FALSE;
+		}
+		push_failed(dir, err, out);
+		return FALSE;
+	}
+	if (fstat(fd, &st) != 0) {
+		int err = errno;
+		close(fd);
+		push_failed(dir, err, out);
+		return FALSE;
+	}
+	pix_stat_from(&dir->st, &st);
+	Frame f = { .fd = fd, .dir = dir };
+	g_array_append_val(stack, f);
+	return TRUE;
+}
+
+void pix_walk_run(const PixWalkConfig *cfg, char **roots, PixQueue *out)
+{
+	g_autofree guint8 *buf = g_malloc(GETDENTS_BUF_BYTES);
+	GArray *stack = g_array_new(FALSE, FALSE, sizeof(Frame));
+
+	for (char **root = roots; *root != NULL && !pix_stop_requested(); root++) {
+		if (enter_dir(stack, AT_FDCWD, *root, pix_dir_new(*root), out))
+			list_dir(cfg, stack, &g_array_index(stack, Frame, stack->len - 1), buf, out);
+
+		while (stack->len > 0 && !pix_stop_requested()) {
+			Frame *top = &g_array_index(stack, Frame, stack->len - 1);
+			if (top->next >= top->subdirs->len) {
+				frame_clear(top);
+				g_array_set_size(stack, stack->len - 1);
+				continue;
+			}
+			DirName dn = g_array_index(top->subdirs, DirName, top->next++);
+			g_autofree char *name = dn.name;
+			PixDir *dir = pix_dir_new(NULL);
+			dir->path = join_path(top->dir->path, name);
+			dir->parent = pix_dir_ref(top->dir);
+			/* enter_dir may grow the stack: `top` is stale after it */
+			if (enter_dir(stack, top->fd, name, dir, out))
+				list_dir(cfg, stack, &g_array_index(stack, Frame, stack->len - 1), buf, out);
+		}
+		while (stack->len > 0) {
+			frame_clear(&g_array_index(stack, Frame, stack->len - 1));
+			g_array_set_size(stack, stack->len - 1);
+		}
+	}
+	g_array_free(stack, TRUE);
+	pix_queue_close(out);
+}

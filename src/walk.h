@@ -1,0 +1,67 @@
+/*
+ * walk.h: the directory walker, first stage of the pipeline.
+ *
+ * The walker lists each directory with getdents64 into a large buffer,
+ * sorts the entries by inode number and stats them in that order relative
+ * to the directory's file descriptor (inode order keeps the inode-table
+ * reads sequential).  It descends depth first, parents before children,
+ * and hands one PixListing per directory to its output queue.  It never
+ * follows symbolic links, does not cross into other mounts unless asked,
+ * skips excluded names and never enters a directory twice in one chain
+ * (bind-mount loops).
+ *
+ * Thread: pix_walk_run() runs on one thread of its own.
+ */
+#ifndef PIX_WALK_H
+#define PIX_WALK_H
+
+#include "item.h"
+#include "queue.h"
+
+/* One directory entry, as walked. */
+typedef struct {
+	char *name;         /* bytes (owned) */
+	guint64 ino;        /* from getdents64 */
+	PixStat st;         /* valid when stat_errno == 0 */
+	int stat_errno;     /* errno of fstatat, or 0 */
+} PixEntry;
+
+/* One directory, as walked: what plan compares with the catalog. */
+typedef struct {
+	PixDir *dir;        /* path and stat of the directory (ref) */
+	GArray *entries;    /* PixEntry, in inode order, without subdirectories
+	                       (those come as listings of their own) */
+	gboolean is_complete; /* FALSE: listing failed (dir->error says why);
+	                       entries must not be taken as the whole directory */
+	guint n_skipped;    /* entries left out: excluded, symlinks, other mounts */
+	guint n_subdirs;    /* subdirectories the walker will enter */
+} PixListing;
+
+typedef struct {
+	char **excludes;          /* glob patterns (fnmatch); a pattern without
+	                             '/' matches entry names, one with '/' whole
+	                             paths (NULL-terminated, borrowed) */
+	char **exclude_paths;     /* exact paths never listed: the catalog and
+	                             its companions (NULL-terminated, borrowed) */
+	gboolean is_cross_mounts; /* descend into other file systems */
+} PixWalkConfig;
+
+/* The default exclude patterns (static, NULL-terminated). */
+const char *const *pix_walk_default_excludes(void);
+
+/*
+ * Walks `roots` (absolute, canonical directory paths, none inside another)
+ * and pushes a PixListing per directory to `out` (transfer full), then
+ * closes `out` once.  Stops early, between directories, when
+ * pix_stop_requested().  Problems with one directory are reported with
+ * pix_warn() and passed on as an incomplete listing.
+ */
+void pix_walk_run(const PixWalkConfig *cfg, char **roots, PixQueue *out);
+
+/* Whether `name` (in directory `dir_path`) is excluded by `cfg`. */
+gboolean pix_walk_is_excluded(const PixWalkConfig *cfg, const char *dir_path, const char *name);
+
+void pix_listing_free(PixListing *l);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixListing, pix_listing_free)
+
+#endif
