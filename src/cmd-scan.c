@@ -225,7 +225,7 @@ int pix_cmd_scan(int argc, char **argv)
 		{ "limit-rate", 0, 0, G_OPTION_ARG_STRING, &o.limit_rate, "read at most SIZE bytes per second", "SIZE" },
 		{ "keep-cache", 0, 0, G_OPTION_ARG_NONE, &o.is_keep_cache, "leave read files in the page cache", NULL },
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &o.is_json, "print the summary as JSON on stdout", NULL },
-		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.is_quiet, "no summary, no warnings (errors and exit status remain)", NULL },
+		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.is_quiet, "no summary, no status line (problems with files are still named)", NULL },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.is_verbose, "say more", NULL },
 		{ "progress", 0, 0, G_OPTION_ARG_NONE, &o.is_progress, "show the status line even when stderr is not a terminal", NULL },
 		{ "no-progress", 0, 0, G_OPTION_ARG_NONE, &o.is_no_progress, "never show the status line", NULL },

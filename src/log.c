@@ -7,8 +7,8 @@
  * Invariants:
  *  1. is_status_shown is TRUE exactly when the last thing written to stderr
  *     is an unterminated status line, which the next message erases first.
- *  2. n_warnings counts every pix_warn() call, printed or not (quiet), so
- *     the exit status does not depend on --quiet.
+ *  2. n_warnings counts every pix_warn() call, so the exit status says
+ *     whether any file had a problem.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "log.h"
@@ -54,8 +54,6 @@ static void emit(const char *prefix, const char *fmt, va_list ap)
 void pix_warn(const char *fmt, ...)
 {
 	g_atomic_int_inc(&n_warnings);
-	if (is_quiet_mode)
-		return;
 	va_list ap;
 	va_start(ap, fmt);
 	emit("", fmt, ap);

@@ -15,10 +15,11 @@
 
 #include <glib.h>
 
-/* quiet: no warnings (errors still print); verbose: pix_info() prints. */
+/* quiet: no notices (problems with files and errors still print);
+ * verbose: pix_info() prints. */
 void pix_log_init(gboolean is_quiet, gboolean is_verbose);
 
-/* A problem with one file or directory: printed unless quiet, counted. */
+/* A problem with one file or directory: always printed, and counted. */
 void pix_warn(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* A fatal problem (the run stops): always printed. */
 void pix_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);

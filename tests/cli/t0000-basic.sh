@@ -1,0 +1,56 @@
+#!/bin/sh
+# Usage, version, help and the exit status for bad command lines.
+. "$(dirname "$0")/lib.sh"
+
+test_expect_success 'no command is a usage error (64)' '
+	test_expect_code 64 px 2>err &&
+	grep -q "usage: photoidx" err
+'
+
+test_expect_success 'an unknown command is a usage error (64)' '
+	test_expect_code 64 px frobnicate 2>err &&
+	grep -q "not a photoidx command" err
+'
+
+test_expect_success '--version and --help succeed on stdout' '
+	px --version >out && grep -q "^photoidx [0-9]" out &&
+	px --help >out && grep -q "scan" out
+'
+
+test_expect_success 'scan without a path is a usage error' '
+	test_expect_code 64 px scan --db "$DB" 2>err &&
+	grep -q "no PATH" err &&
+	test ! -e "$DB"
+'
+
+test_expect_success 'scan with an unknown option is a usage error' '
+	test_expect_code 64 px scan --no-such-option . 2>err &&
+	grep -q "Try .photoidx scan --help" err
+'
+
+test_expect_success 'bad sizes are usage errors' '
+	test_expect_code 64 px scan --db "$DB" --max-memory lots . &&
+	test_expect_code 64 px scan --db "$DB" --read-size 1 . &&
+	test_expect_code 64 px scan --db "$DB" --read-size 1M --max-memory 1M . &&
+	test ! -e "$DB"
+'
+
+test_expect_success 'scan --help documents the options' '
+	px scan --help >out &&
+	for o in --db --exclude --max-memory --read-size --json --quiet --no-wait --limit-rate --keep-cache; do
+		grep -q -- "$o" out || { echo "missing $o"; exit 1; }
+	done
+'
+
+test_expect_success 'a path that does not exist: named, exit 1, no catalog needed' '
+	test_expect_code 1 px scan --db "$DB" no-such-dir 2>err &&
+	grep -q "cannot scan .no-such-dir.: No such file" err
+'
+
+test_expect_success 'a file given as a root is refused with a message' '
+	echo x >plain &&
+	test_expect_code 1 px scan --db "$DB" plain 2>err &&
+	grep -q "not a directory" err
+'
+
+test_done

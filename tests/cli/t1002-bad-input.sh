@@ -1,0 +1,168 @@
+#!/bin/sh
+# Bad input is normal input: each broken, unreadable, special, vanishing or
+# growing file is named on stderr, recorded with what went wrong, and every
+# other file is still indexed; the scan exits 1 and never hangs.
+. "$(dirname "$0")/lib.sh"
+
+# as_nobody CMD...: runs CMD as user nobody (root bypasses permissions).
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"
+}
+can_drop_root() {
+	[ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && as_nobody true 2>/dev/null
+}
+
+state_of() {
+	q "select state from file_info where name = '$1'"
+}
+
+test_expect_success 'setup: good files beside the bad ones' '
+	mkdir -p lib/good &&
+	for i in 1 2 3; do mkfix jpeg lib/good/ok$i.jpg --seed $i --make Canon; done &&
+	age lib
+'
+
+test_expect_success 'a truncated JPEG: error recorded with its MD5, others indexed, exit 1' '
+	mkfix jpeg lib/trunc.jpg --size 20000 --make Canon --truncate 15000 && age lib/trunc.jpg &&
+	test_expect_code 1 px scan --db "$DB" -q lib 2>err &&
+	test "$(grep -c "trunc.jpg" err)" = 1 &&
+	grep -q "damaged .*/lib/trunc.jpg.: truncated JPEG" err &&
+	test "$(state_of trunc.jpg)" = error &&
+	q "select error from file_info where name = \"trunc.jpg\"" | grep -q "truncated JPEG" &&
+	test "$(q "select md5 from file_info where name = \"trunc.jpg\"")" = "$(md5sum <lib/trunc.jpg | cut -c1-32)" &&
+	test "$(q "select make from file_info where name = \"trunc.jpg\"")" = Canon &&
+	test "$(q "select count(*) from file_info where name like \"ok%\" and state = \"ok\"")" = 3
+'
+
+test_expect_success 'JPEGs cut at every 512 bytes: all indexed, no crash' '
+	mkdir -p cuts && mkfix jpeg cuts/full.jpg --size 8000 --thumbnail --make Canon &&
+	size=$(stat -c %s cuts/full.jpg) && n=512 &&
+	while [ $n -lt $size ]; do mkfix jpeg cuts/cut$n.jpg --size 8000 --thumbnail --make Canon --truncate $n; n=$((n + 512)); done &&
+	age cuts &&
+	test_expect_code 1 px scan --db cuts.db -q cuts 2>err &&
+	total=$(ls cuts | wc -l) &&
+	test "$(sqlite3 cuts.db "select count(*) from files where md5 is not null")" = "$total" &&
+	test "$(sqlite3 cuts.db "select count(*) from files where state = '\''error'\''")" = $((total - 1)) &&
+	test "$(sqlite3 cuts.db "select state from files where name = \"full.jpg\"")" = ok
+'
+
+test_expect_success 'corrupt EXIF (IFD0 offset out of range): error, MD5 kept' '
+	mkfix jpeg lib/badexif.jpg --make Canon && age lib/badexif.jpg &&
+	off=$(grep -obUa "Exif" lib/badexif.jpg | head -1 | cut -d: -f1) &&
+	printf "\377\377\377\000" | dd of=lib/badexif.jpg bs=1 seek=$((off + 6 + 4)) conv=notrunc 2>/dev/null &&
+	age lib/badexif.jpg &&
+	test_expect_code 1 px scan --db "$DB" -q lib 2>err &&
+	grep -q "badexif.jpg.: corrupt EXIF: bad IFD0 directory" err &&
+	test "$(state_of badexif.jpg)" = error &&
+	test "$(q "select md5 from file_info where name = \"badexif.jpg\"")" = "$(md5sum <lib/badexif.jpg | cut -c1-32)"
+'
+
+test_expect_success 'an unchanged damaged file is not reported again' '
+	px scan --db "$DB" -q lib 2>err &&
+	test ! -s err
+'
+
+test_expect_success 'a FIFO, a socket and a device node are recorded, never opened' '
+	mkfifo lib/pipe &&
+	perl -MSocket -e "socket(S, PF_UNIX, SOCK_STREAM, 0) or die; bind(S, sockaddr_un(\"lib/sock\")) or die" &&
+	{ mknod lib/null c 1 3 2>/dev/null || true; } &&
+	test_expect_code 1 timeout 60 "$PHOTOIDX" scan --db "$DB" -q lib 2>err &&
+	grep -q "not reading .*/lib/pipe.: it is a FIFO" err &&
+	test "$(q "select state || \": \" || error from file_info where name = \"pipe\"")" = "error: not read: it is a FIFO" &&
+	test "$(q "select error from file_info where name = \"sock\"")" = "not read: it is a socket" &&
+	if [ -c lib/null ]; then test "$(q "select error from file_info where name = \"null\"")" = "not read: it is a character device"; fi &&
+	test "$(q "select count(*) from file_info where name like \"ok%\" and state = \"ok\"")" = 3
+'
+
+test_expect_success 'symlink loops and dangling links: not followed, not errors' '
+	mkdir -p links/sub && mkfix jpeg links/sub/real.jpg && age links &&
+	ln -s loop links/loop && ln -s .. links/sub/up && ln -s ../sub links/sub/self && ln -s nowhere links/dangling &&
+	timeout 60 "$PHOTOIDX" scan --db links.db --json links >s.json &&
+	test "$(jq .new s.json)" = 1 && test "$(jq .skipped s.json)" = 4 && test "$(jq .exit_status s.json)" = 0
+'
+
+test_expect_success 'names with a newline, a tab and invalid UTF-8 are stored byte-exact' '
+	mkdir -p names &&
+	mkfix jpeg "names/new
+line.jpg" && mkfix jpeg "names/tab	bed.jpg" && mkfix jpeg "$(printf "names/bad\377name.jpg")" &&
+	mkfix jpeg "names/'\''); DROP TABLE files;--.jpg" &&
+	age names &&
+	px scan --db names.db -q names &&
+	test "$(sqlite3 names.db "select count(*) from files")" = 4 &&
+	test "$(sqlite3 names.db "select hex(name) from files where hex(name) like \"%0A%\"")" = "$(printf "new\nline.jpg" | od -An -tx1 | tr -d " \n" | tr a-f A-F)" &&
+	test "$(sqlite3 names.db "select typeof(name) from files where hex(name) like \"%FF%\"")" = blob &&
+	test "$(sqlite3 names.db "select typeof(path) from file_info where hex(name) like \"%FF%\"")" = blob &&
+	test "$(sqlite3 names.db "select typeof(path) from file_info where name like \"tab%\"")" = text &&
+	sqlite3 names.db "select name from files" | grep -q "DROP TABLE files" &&
+	test "$(sqlite3 names.db "pragma integrity_check")" = ok
+'
+
+test_expect_success 'a bad name in a message is escaped on one line' '
+	mkfix jpeg "names/cut
+name.jpg" --size 5000 --truncate 3000 && age names &&
+	test_expect_code 1 px scan --db names.db -q names 2>err &&
+	test "$(wc -l <err)" = 1 &&
+	grep -q "cut\\\\nname.jpg" err &&
+	mkfix jpeg "$(printf "names/cut\377.jpg")" --size 5000 --truncate 3000 && age names &&
+	test_expect_code 1 px scan --db names.db -q names 2>err &&
+	grep -q "cut\\\\xff.jpg" err
+'
+
+test_expect_success 'an empty file is indexed with the MD5 of nothing' '
+	: >lib/empty.bin && age lib/empty.bin &&
+	px scan --db "$DB" -q lib 2>/dev/null; true &&
+	test "$(q "select state || md5 from file_info where name = \"empty.bin\"")" = okd41d8cd98f00b204e9800998ecf8427e
+'
+
+test_expect_success 'unreadable file: named, recorded without MD5, read again once readable' '
+	if ! can_drop_root; then echo "needs root and setpriv to run as nobody: not checked"; exit 0; fi
+	mkdir -p priv/d && for i in 1 2; do mkfix jpeg priv/d/p$i.jpg --seed $i; done &&
+	mkfix jpeg priv/d/secret.jpg --seed 7 && chmod 000 priv/d/secret.jpg && age priv &&
+	chown -R 65534:65534 priv && mkdir -p pdb && chown 65534:65534 pdb &&
+	test_expect_code 1 as_nobody "$PHOTOIDX" scan --db pdb/cat.db -q priv 2>err &&
+	grep -q "cannot index .*/priv/d/secret.jpg.: cannot open: Permission denied" err &&
+	test "$(sqlite3 pdb/cat.db "select state || \"|\" || coalesce(md5, \"null\") from file_info where name = \"secret.jpg\"")" = "error|null" &&
+	test "$(sqlite3 pdb/cat.db "select count(*) from file_info where state = \"ok\"")" = 2 &&
+	chmod 644 priv/d/secret.jpg &&
+	as_nobody "$PHOTOIDX" scan --db pdb/cat.db -q priv &&
+	test "$(sqlite3 pdb/cat.db "select state || \"|\" || md5 from file_info where name = \"secret.jpg\"")" = "ok|$(md5sum <priv/d/secret.jpg | cut -c1-32)"
+'
+
+test_expect_success 'unreadable directory: named, its files are not marked missing' '
+	if ! can_drop_root; then echo "needs root and setpriv to run as nobody: not checked"; exit 0; fi
+	chmod 000 priv/d &&
+	test_expect_code 1 as_nobody "$PHOTOIDX" scan --db pdb/cat.db -q priv 2>err &&
+	grep -q "cannot open directory .*/priv/d.: Permission denied" err &&
+	test "$(sqlite3 pdb/cat.db "select count(*) from file_info where state = \"missing\"")" = 0 &&
+	test "$(sqlite3 pdb/cat.db "select state || \"|\" || error from dirs where path like \"%/priv/d\"")" = "error|cannot open directory: Permission denied" &&
+	chmod 755 priv/d
+'
+
+test_expect_success 'a file that vanishes between walk and read: named, recorded, then missing' '
+	mkdir -p van && dd if=/dev/urandom of=van/a.bin bs=1k count=600 2>/dev/null &&
+		echo b >van/b.txt && age van
+	( set +e; px scan --db van.db -q --readers 1 --limit-rate 1M van 2>err; echo $? >rc ) &
+	sleep 0.3 && rm van/b.txt && wait &&
+	test "$(cat rc)" = 1 &&
+	grep -q "cannot index .*/van/b.txt.: cannot open: No such file or directory" err &&
+	test "$(sqlite3 van.db "select state from file_info where name = \"b.txt\"")" = error &&
+	test "$(sqlite3 van.db "select state from file_info where name = \"a.bin\"")" = ok &&
+	px scan --db van.db -q van &&
+	test "$(sqlite3 van.db "select state from file_info where name = \"b.txt\"")" = missing
+'
+
+test_expect_success 'a file that grows while read is read again: the MD5 is of the final content' '
+	mkdir -p grow && dd if=/dev/urandom of=grow/g.bin bs=1k count=1200 2>/dev/null && age grow
+	( set +e; px scan --db grow.db -q --readers 1 --read-size 64K --limit-rate 2M grow 2>err; echo $? >rc ) &
+	sleep 0.25 && echo appended >>grow/g.bin && wait &&
+	test "$(cat rc)" = 0 &&
+	test "$(sqlite3 grow.db "select state || md5 from file_info where name = \"g.bin\"")" = "ok$(md5sum <grow/g.bin | cut -c1-32)" &&
+	test "$(sqlite3 grow.db "select size from file_info")" = "$(stat -c %s grow/g.bin)"
+'
+
+test_expect_success 'the catalogs stay sound' '
+	test "$(q "pragma integrity_check")" = ok &&
+	test "$(sqlite3 names.db "pragma integrity_check")" = ok
+'
+
+test_done
