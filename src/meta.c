@@ -133,6 +133,16 @@ static void decide(PixMetaParser *mp)
 		}
 		return;
 	}
+	/* QuickTime files from before ftyp start with one of these atoms */
+	static const char *const qt_atoms[] = { "moov", "mdat", "wide", "free", "skip", "pnot" };
+	for (guint i = 0; n >= 8 && i < G_N_ELEMENTS(qt_atoms); i++) {
+		if (memcmp(h + 4, qt_atoms[i], 4) == 0) {
+			mp->format = FMT_OTHER;
+			mp->mime = "video/quicktime";
+			mp->media = PIX_MEDIA_VIDEO;
+			return;
+		}
+	}
 	if (n >= 12 && memcmp(h + 4, "ftyp", 4) == 0) {
 		mp->format = FMT_OTHER;
 		mp->mime = "video/mp4";   /* isom, mp41, mp42, avc1 and the rest */
