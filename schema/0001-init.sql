@@ -68,7 +68,6 @@ CREATE TABLE files (
     first_seen_at INTEGER NOT NULL,      -- when a scan first found the path
     changed_at    INTEGER NOT NULL,      -- when a scan last found it new or different
     hashed_at     INTEGER,               -- when md5 was computed
-    verified_at   INTEGER,               -- when `photoidx verify` last re-read it
     missing_since INTEGER,               -- when it was found gone (state 'missing')
     UNIQUE (dir_id, name)
 );
@@ -94,8 +93,7 @@ CREATE TABLE meta (
     height      INTEGER,
     gps_lat     REAL,    -- signed decimal degrees, north positive
     gps_lon     REAL,    -- signed decimal degrees, east positive
-    gps_alt_m   REAL,    -- metres above sea level, negative below
-    duration_s  REAL     -- video duration, seconds
+    gps_alt_m   REAL     -- metres above sea level, negative below
 );
 CREATE INDEX meta_by_date ON meta (date_taken);
 
@@ -157,14 +155,12 @@ SELECT
     f.changed_at                          AS changed_at,
     CASE WHEN f.state = 'missing' THEN NULL ELSE d.scanned_at END AS last_seen_at,
     f.hashed_at                           AS hashed_at,
-    f.verified_at                         AS verified_at,
     f.missing_since                       AS missing_since,
     m.date_taken, m.date_tz, m.date_source,
     m.make, m.model, m.lens,
     m.exposure_s, m.fnumber, m.iso, m.focal_mm, m.orientation,
     m.width, m.height,
-    m.gps_lat, m.gps_lon, m.gps_alt_m,
-    m.duration_s
+    m.gps_lat, m.gps_lon, m.gps_alt_m
 FROM files f
 JOIN dirs d ON d.id = f.dir_id
 LEFT JOIN meta m ON m.file_id = f.id;

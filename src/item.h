@@ -82,7 +82,6 @@ typedef struct {
 	double gps_lat;     /* signed decimal degrees, NAN if unknown */
 	double gps_lon;
 	double gps_alt_m;
-	double duration_s;
 } PixMeta;
 
 typedef struct PixItem PixItem;

@@ -95,8 +95,8 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_META_REPLACE] =
 		"INSERT OR REPLACE INTO meta (file_id, date_taken, date_tz, date_source, make, model, lens,"
 		" exposure_s, fnumber, iso, focal_mm, orientation, width, height, gps_lat, gps_lon,"
-		" gps_alt_m, duration_s)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+		" gps_alt_m)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
 	[ST_META_DELETE] = "DELETE FROM meta WHERE file_id = ?1",
 	[ST_CHANGE_INSERT] =
 		"INSERT INTO changes (scan_id, file_id, at, kind, old_path, new_path, old_md5, new_md5,"
@@ -703,7 +703,6 @@ static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, GError *
 	bind_double_or_null(st, 15, m->gps_lat);
 	bind_double_or_null(st, 16, m->gps_lon);
 	bind_double_or_null(st, 17, m->gps_alt_m);
-	bind_double_or_null(st, 18, m->duration_s);
 	return step_done(s, st, "cannot write metadata", error);
 }
 

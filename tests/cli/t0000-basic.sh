@@ -42,6 +42,16 @@ test_expect_success 'scan --help documents the options' '
 	done
 '
 
+test_expect_success 'the man page documents every option of scan --help' '
+	px scan --help | grep -o -- "--[a-z][a-z-]*" | sort -u >opts &&
+	test "$(wc -l <opts)" -ge 15 &&
+	while read -r o; do
+		[ "$o" = --help ] && continue
+		m=$(printf "%s" "$o" | sed "s/-/\\\\\\\\-/g")
+		grep -q -- "$m" "$REPO/doc/photoidx.1" || { echo "$o missing from doc/photoidx.1"; exit 1; }
+	done <opts
+'
+
 test_expect_success 'a path that does not exist: named, exit 1, no catalog needed' '
 	test_expect_code 1 px scan --db "$DB" no-such-dir 2>err &&
 	grep -q "cannot scan .no-such-dir.: No such file" err

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Installs what photoidx needs on Debian 12 (bookworm) and its derivatives,
+# through apt, and nothing else.  Run as root or with sudo available.
+#
+#   sh contrib/debian-deps.sh          build and run photoidx
+#   sh contrib/debian-deps.sh test     ... and run `make check`
+#   sh contrib/debian-deps.sh bench    ... and run `make bench` (the peers)
+#
+# Packages already installed are not asked for again, so a second run is
+# quick and needs no network.
+set -eu
+
+build="build-essential pkg-config libglib2.0-dev libexif-dev libsqlite3-dev libssl-dev"
+test="$build sqlite3 jq strace util-linux perl valgrind"
+bench="$test hashdeep libimage-exiftool-perl hyperfine time"
+
+case "${1:-build}" in
+build) want=$build ;;
+test) want=$test ;;
+bench) want=$bench ;;
+*) echo "usage: sh contrib/debian-deps.sh [build|test|bench]" >&2; exit 64 ;;
+esac
+
+missing=""
+for p in $want; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+sudo=""
+[ "$(id -u)" = 0 ] || sudo=sudo
+echo "installing:$missing" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,64 @@
+#!/bin/sh
+# The catalog file: created with the current schema, refused when it is
+# newer than this photoidx or not a photoidx catalog at all, and every
+# table, view and column documented in doc/schema.md.
+. "$(dirname "$0")/lib.sh"
+
+n_migrations=$(ls "$REPO"/schema/[0-9][0-9][0-9][0-9]-*.sql | wc -l)
+
+test_expect_success 'setup' '
+	mkdir -p lib && echo x >lib/a.txt && age lib
+'
+
+test_expect_success 'a new catalog has every migration applied and our application id' '
+	px scan --db "$DB" -q lib &&
+	test "$(q "pragma user_version")" = "$n_migrations" &&
+	test "$(q "pragma application_id")" = "$((0x50495843))"
+'
+
+test_expect_success 'a catalog newer than this photoidx is refused, untouched (exit 2)' '
+	cp "$DB" newer.db && sqlite3 newer.db "pragma user_version = 999" &&
+	md5sum newer.db >before &&
+	test_expect_code 2 px scan --db newer.db lib 2>err &&
+	grep -q "schema version 999, newer than this photoidx understands ($n_migrations)" err &&
+	md5sum -c --quiet before
+'
+
+test_expect_success 'another SQLite database is refused (exit 2)' '
+	sqlite3 other.db "create table t(x); insert into t values (1)" &&
+	test_expect_code 2 px scan --db other.db lib 2>err &&
+	grep -q "is not a photoidx catalog" err &&
+	test "$(sqlite3 other.db "select count(*) from sqlite_schema")" = 1
+'
+
+test_expect_success 'a file that is not a database is refused (exit 2)' '
+	echo "hello, I am a text file with enough bytes to look like a header of something" >text.db &&
+	test_expect_code 2 px scan --db text.db lib 2>err &&
+	grep -q "catalog .*text.db" err
+'
+
+test_expect_success 'a catalog in a directory that cannot be created: exit 2' '
+	test_expect_code 2 px scan --db /proc/nonexistent/cat.db lib 2>err &&
+	grep -q "cannot create" err
+'
+
+test_expect_success 'migrations are numbered 0001.. without gaps' '
+	i=1 &&
+	for f in "$REPO"/schema/[0-9]*.sql; do
+		case "$(basename "$f")" in "$(printf %04d $i)"-*.sql) ;; *) echo "gap at $f"; exit 1 ;; esac
+		i=$((i + 1))
+	done
+'
+
+test_expect_success 'doc/schema.md documents every table, view and column' '
+	q "select name from sqlite_schema where type in (\"table\", \"view\") and name not like \"sqlite_%\"" >objects &&
+	test -s objects &&
+	while read -r t; do
+		grep -q "^## .*\`$t\`" "$REPO/doc/schema.md" || { echo "table $t undocumented"; exit 1; }
+		q "select name from pragma_table_info(\"$t\")" | while read -r c; do
+			grep -q "^| \`$c\` |" "$REPO/doc/schema.md" || { echo "column $t.$c undocumented"; exit 1; }
+		done
+	done <objects
+'
+
+test_done

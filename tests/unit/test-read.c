@@ -1,0 +1,350 @@
+/*
+ * test-read.c: the readers (read.c) and hashers (hash.c) on real files.
+ *
+ * Covers the chunk protocol (START, DATA, RESTART, END), the hard cap on
+ * buffers, files that vanish, turn into FIFOs or symlinks, or change while
+ * they are read, and the MD5 of the hash stage against RFC 1321's vectors
+ * and against whole-buffer MD5 for many sizes.
+ */
+#include "hash.h"
+#include "log.h"
+#include "read.h"
+#include "testlib.h"
+
+#include <sys/stat.h>
+
+/* Random bytes of `len` into a new file in a new directory; returns the
+ * directory (its PixDir) and sets *name. */
+static PixDir *file_with(gsize len, const char *name, guint32 seed)
+{
+	g_autofree char *dir = pix_test_dir("read");
+	g_autofree char *path = g_build_filename(dir, name, NULL);
+	guint8 *data = g_malloc(len + 1);
+	GRand *r = g_rand_new_with_seed(seed);
+	for (gsize i = 0; i < len; i++)
+		data[i] = (guint8)g_rand_int(r);
+	pix_test_write(path, data, len);
+	g_rand_free(r);
+	g_free(data);
+	return pix_dir_new(dir);
+}
+
+static PixItem *item_for(PixDir *dir, const char *name)
+{
+	PixItem *item = pix_item_new(PIX_ACT_ADD, dir, name);
+	g_autofree char *path = pix_item_path(item);
+	struct stat st;
+	if (lstat(path, &st) == 0)
+		pix_stat_from(&item->st, &st);
+	return item;
+}
+
+typedef struct {
+	PixQueue *in;
+	PixQueue *out;
+	PixReaders *readers;
+} Rig;
+
+/* One reader feeding one output queue; `items` (NULL-terminated) queued. */
+static Rig rig_start(gsize read_bytes, gsize max_memory, PixItem **items)
+{
+	Rig rig;
+	PixReadConfig cfg = { .n_readers = 1, .read_bytes = read_bytes, .max_memory_bytes = max_memory,
+	                      .is_keep_cache = TRUE };
+	rig.in = pix_queue_new(64, 1);
+	rig.out = pix_queue_new(1024, 1);
+	for (PixItem **p = items; *p != NULL; p++)
+		pix_queue_push(rig.in, *p);
+	pix_queue_close(rig.in);
+	rig.readers = pix_read_start(&cfg, rig.in, &rig.out, 1);
+	return rig;
+}
+
+static void rig_finish(Rig *rig)
+{
+	g_assert_null(pix_queue_pop(rig->out));
+	pix_read_join(rig->readers);
+	pix_queue_free(rig->in);
+	pix_queue_free(rig->out);
+}
+
+static PixChunk *next_chunk(Rig *rig, PixChunkKind kind)
+{
+	PixChunk *c = pix_queue_pop(rig->out);
+	g_assert_nonnull(c);
+	g_assert_cmpint(c->kind, ==, kind);
+	return c;
+}
+
+static void test_whole_file(void)
+{
+	gsize len = 3 * 1024 * 1024 + 12345;
+	g_autoptr(PixDir) dir = file_with(len, "f.bin", 1);
+	PixItem *items[] = { item_for(dir, "f.bin"), NULL };
+	g_autofree char *path = g_build_filename(dir->path, "f.bin", NULL);
+	g_autofree char *want = NULL;
+	gsize want_len;
+	g_assert_true(g_file_get_contents(path, &want, &want_len, NULL));
+
+	Rig rig = rig_start(1024 * 1024, 8 * 1024 * 1024, items);
+	PixChunk *start = next_chunk(&rig, PIX_CHUNK_START);
+	PixItem *item = start->item;
+	pix_chunk_free(start);
+	GByteArray *got = g_byte_array_new();
+	guint n_data = 0;
+	PixChunk *c;
+	while ((c = pix_queue_pop(rig.out))->kind == PIX_CHUNK_DATA) {
+		g_assert_true(c->item == item);
+		g_assert_cmpuint(c->len, <=, 1024 * 1024);
+		g_byte_array_append(got, c->data, (guint)c->len);
+		n_data++;
+		pix_chunk_free(c);
+	}
+	g_assert_cmpint(c->kind, ==, PIX_CHUNK_END);
+	g_assert_null(c->error);
+	g_assert_false(c->is_aborted);
+	g_assert_cmpint(c->bytes_read, ==, (gint64)len);
+	g_assert_cmpint(c->st.size_bytes, ==, (gint64)len);
+	g_assert_cmpuint(n_data, ==, 4);       /* large reads: 1 MiB at a time */
+	g_assert_cmpmem(got->data, got->len, want, want_len);
+	pix_chunk_free(c);
+	pix_item_free(item);
+	g_byte_array_free(got, TRUE);
+	rig_finish(&rig);
+}
+
+/* With room for 3 buffers, a consumer that keeps them gets no fourth until
+ * it gives one back: the memory cap holds. */
+static void test_memory_cap(void)
+{
+	gsize rs = 64 * 1024;
+	g_autoptr(PixDir) dir = file_with(40 * rs, "big.bin", 2);
+	PixItem *items[] = { item_for(dir, "big.bin"), NULL };
+	Rig rig = rig_start(rs, 3 * rs, items);
+	PixChunk *start = next_chunk(&rig, PIX_CHUNK_START);
+	PixChunk *held[3];
+	for (int i = 0; i < 3; i++)
+		held[i] = next_chunk(&rig, PIX_CHUNK_DATA);
+	gboolean is_timeout = FALSE;
+	g_assert_null(pix_queue_pop_timeout(rig.out, 300000, &is_timeout));
+	g_assert_true(is_timeout);
+	pix_chunk_free(held[0]);
+	PixChunk *fourth = pix_queue_pop_timeout(rig.out, 5 * G_USEC_PER_SEC, &is_timeout);
+	g_assert_nonnull(fourth);
+	g_assert_cmpint(fourth->kind, ==, PIX_CHUNK_DATA);
+	pix_chunk_free(fourth);
+	pix_chunk_free(held[1]);
+	pix_chunk_free(held[2]);
+	PixChunk *c;
+	while ((c = pix_queue_pop(rig.out))->kind == PIX_CHUNK_DATA)
+		pix_chunk_free(c);
+	g_assert_null(c->error);
+	g_assert_cmpint(c->bytes_read, ==, 40 * (gint64)rs);
+	pix_chunk_free(c);
+	pix_item_free(start->item);
+	pix_chunk_free(start);
+	rig_finish(&rig);
+}
+
+/* Reads one item that is expected to fail; returns END's error. */
+static char *read_failure(PixDir *dir, const char *name)
+{
+	PixItem *items[] = { pix_item_new(PIX_ACT_ADD, dir, name), NULL };
+	Rig rig = rig_start(64 * 1024, 1024 * 1024, items);
+	PixChunk *start = next_chunk(&rig, PIX_CHUNK_START);
+	PixChunk *end = next_chunk(&rig, PIX_CHUNK_END);
+	char *error = g_steal_pointer(&end->error);
+	pix_chunk_free(end);
+	pix_item_free(start->item);
+	pix_chunk_free(start);
+	rig_finish(&rig);
+	g_assert_nonnull(error);
+	return error;
+}
+
+static void test_vanished(void)
+{
+	g_autoptr(PixDir) dir = file_with(10, "here.txt", 3);
+	g_autofree char *error = read_failure(dir, "gone.txt");
+	g_assert_cmpstr(error, ==, "cannot open: No such file or directory");
+}
+
+static void test_fifo_not_opened_for_long(void)
+{
+	g_autoptr(PixDir) dir = file_with(10, "x", 4);
+	g_autofree char *path = g_build_filename(dir->path, "pipe", NULL);
+	g_assert_cmpint(mkfifo(path, 0644), ==, 0);
+	/* no writer: a blocking open would hang the test */
+	g_autofree char *error = read_failure(dir, "pipe");
+	g_assert_cmpstr(error, ==, "not read: it is no longer a regular file");
+}
+
+static void test_symlink_not_followed(void)
+{
+	g_autoptr(PixDir) dir = file_with(10, "target", 5);
+	g_autofree char *path = g_build_filename(dir->path, "link", NULL);
+	g_assert_cmpint(symlink("target", path), ==, 0);
+	g_autofree char *error = read_failure(dir, "link");
+	g_assert_cmpstr(error, ==, "cannot open: it became a symbolic link");
+}
+
+/* The consumer appends to the file while the reader waits for a buffer:
+ * the reader must notice, send RESTART and read the file again, and END
+ * must describe the final content. */
+static void test_changed_while_read(void)
+{
+	gsize rs = 64 * 1024;
+	g_autoptr(PixDir) dir = file_with(16 * rs, "grow.bin", 6);
+	g_autofree char *path = g_build_filename(dir->path, "grow.bin", NULL);
+	PixItem *items[] = { item_for(dir, "grow.bin"), NULL };
+	Rig rig = rig_start(rs, 2 * rs, items);
+	PixChunk *start = next_chunk(&rig, PIX_CHUNK_START);
+	PixChunk *first = next_chunk(&rig, PIX_CHUNK_DATA);
+
+	FILE *f = fopen(path, "ab");
+	g_assert_nonnull(f);
+	fputs("more bytes", f);
+	fclose(f);
+	pix_chunk_free(first);
+
+	gboolean is_restarted = FALSE;
+	gint64 after_restart = 0;
+	PixChunk *c;
+	while ((c = pix_queue_pop(rig.out))->kind != PIX_CHUNK_END) {
+		if (c->kind == PIX_CHUNK_RESTART) {
+			is_restarted = TRUE;
+			after_restart = 0;
+		} else {
+			after_restart += (gint64)c->len;
+		}
+		pix_chunk_free(c);
+	}
+	g_assert_true(is_restarted);
+	g_assert_null(c->error);
+	g_assert_cmpint(c->bytes_read, ==, 16 * (gint64)rs + 10);
+	g_assert_cmpint(after_restart, ==, c->bytes_read);
+	pix_chunk_free(c);
+	pix_item_free(start->item);
+	pix_chunk_free(start);
+	rig_finish(&rig);
+}
+
+static void test_md5_vectors(void)
+{
+	static const struct {
+		const char *in, *hex;
+	} v[] = {
+		{ "", "d41d8cd98f00b204e9800998ecf8427e" },
+		{ "a", "0cc175b9c0f1b6a831c399e269772661" },
+		{ "abc", "900150983cd24fb0d6963f7d28e17f72" },
+		{ "message digest", "f96b697d7cb7938d525a2f31aaf161d0" },
+		{ "abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b" },
+		{ "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+		  "d174ab98d277d9f5a5611c2c9f419d9f" },
+		{ "12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+		  "57edf4a22be3c955ac49da2e2107b67a" },
+	};
+	for (guint i = 0; i < G_N_ELEMENTS(v); i++) {
+		guint8 md5[16];
+		char hex[33];
+		pix_md5_buffer(v[i].in, strlen(v[i].in), md5);
+		pix_md5_hex(md5, hex);
+		g_assert_cmpstr(hex, ==, v[i].hex);
+	}
+}
+
+/* Readers and hashers together: every file's MD5 equals the MD5 of its
+ * bytes, whatever its size against the read size, with files of many
+ * sizes in flight at once over several readers and hashers. */
+static void test_hash_stage(void)
+{
+	static const gsize sizes[] = { 0, 1, 55, 56, 63, 64, 65, 4095, 4096, 4097, 65535, 65536, 65537,
+	                               100000, 131072, 262145, 1000000 };
+	g_autofree char *dir_path = pix_test_dir("hash");
+	g_autoptr(PixDir) dir = pix_dir_new(dir_path);
+	GHashTable *want = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	PixQueue *in = pix_queue_new(64, 1), *store = pix_queue_new(64, 2);
+	PixQueue *to_hash[2] = { pix_queue_new(64, 3), pix_queue_new(64, 3) };
+
+	for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+		g_autofree char *name = g_strdup_printf("f%u.bin", i);
+		g_autofree char *path = g_build_filename(dir_path, name, NULL);
+		guint8 *data = g_malloc(sizes[i] + 1);
+		for (gsize j = 0; j < sizes[i]; j++)
+			data[j] = (guint8)(j * 7 + i);
+		pix_test_write(path, data, sizes[i]);
+		guint8 md5[16];
+		char *hex = g_malloc(33);
+		pix_md5_buffer(data, sizes[i], md5);
+		pix_md5_hex(md5, hex);
+		g_hash_table_insert(want, g_strdup(name), hex);
+		g_free(data);
+	}
+	PixReadConfig cfg = { .n_readers = 3, .read_bytes = 65536, .max_memory_bytes = 8 * 65536,
+	                      .is_keep_cache = TRUE };
+	PixReaders *r = pix_read_start(&cfg, in, to_hash, 2);
+	PixHashers *h = pix_hash_start(to_hash, 2, store);
+	for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+		g_autofree char *name = g_strdup_printf("f%u.bin", i);
+		pix_queue_push(in, item_for(dir, name));
+	}
+	pix_queue_close(in);
+	guint n = 0;
+	PixItem *item;
+	while ((item = pix_queue_pop(store)) != NULL) {
+		char hex[33];
+		g_assert_true(item->has_md5);
+		g_assert_null(item->error);
+		pix_md5_hex(item->md5, hex);
+		g_assert_cmpstr(hex, ==, g_hash_table_lookup(want, item->name));
+		g_assert_nonnull(item->mime);
+		n++;
+		pix_item_free(item);
+	}
+	g_assert_cmpuint(n, ==, G_N_ELEMENTS(sizes));
+	pix_read_join(r);
+	pix_hash_join(h);
+	pix_queue_free(in);
+	pix_queue_free(store);
+	pix_queue_free(to_hash[0]);
+	pix_queue_free(to_hash[1]);
+	g_hash_table_destroy(want);
+}
+
+/* Last: the stop flag is process-wide and cannot be cleared. */
+static void test_stop_aborts(void)
+{
+	gsize rs = 64 * 1024;
+	g_autoptr(PixDir) dir = file_with(32 * rs, "long.bin", 7);
+	PixItem *items[] = { item_for(dir, "long.bin"), item_for(dir, "long.bin"), NULL };
+	Rig rig = rig_start(rs, 2 * rs, items);
+	PixChunk *start = next_chunk(&rig, PIX_CHUNK_START);
+	PixChunk *first = next_chunk(&rig, PIX_CHUNK_DATA);
+	pix_request_stop();
+	pix_chunk_free(first);
+	PixChunk *c;
+	while ((c = pix_queue_pop(rig.out))->kind == PIX_CHUNK_DATA)
+		pix_chunk_free(c);
+	g_assert_cmpint(c->kind, ==, PIX_CHUNK_END);
+	g_assert_true(c->is_aborted);
+	pix_chunk_free(c);
+	pix_item_free(start->item);
+	pix_chunk_free(start);
+	/* the second item is freed unread: no START for it */
+	rig_finish(&rig);
+}
+
+int main(int argc, char **argv)
+{
+	pix_test_init(&argc, &argv);
+	g_test_add_func("/read/whole-file-in-large-reads", test_whole_file);
+	g_test_add_func("/read/memory-cap-holds", test_memory_cap);
+	g_test_add_func("/read/vanished-file", test_vanished);
+	g_test_add_func("/read/fifo-not-opened-for-long", test_fifo_not_opened_for_long);
+	g_test_add_func("/read/symlink-not-followed", test_symlink_not_followed);
+	g_test_add_func("/read/changed-while-read-is-read-again", test_changed_while_read);
+	g_test_add_func("/hash/md5-rfc1321-vectors", test_md5_vectors);
+	g_test_add_func("/hash/stage-md5-of-many-sizes", test_hash_stage);
+	g_test_add_func("/stop/read-aborts", test_stop_aborts);
+	return g_test_run();
+}
