@@ -138,6 +138,14 @@ static char *get_string(const ExifEntry *e)
 	return g_convert(raw, -1, "UTF-8", "ISO-8859-1", NULL, NULL, NULL);
 }
 
+static void set_string(char **field, char *value)
+{
+	if (*field == NULL)
+		*field = value;
+	else
+		g_free(value);
+}
+
 /* "YYYY:MM:DD HH:MM:SS" (or with '-' in the date) as ISO 8601
  * "YYYY-MM-DDTHH:MM:SS"; NULL for blanks, zeros and garbage. */
 static char *parse_date(const char *s)
@@ -198,7 +206,7 @@ static void read_date(ExifData *ed, PixMeta *m)
 		else
 			m->date_taken = g_steal_pointer(&date);
 		g_autofree char *offset = get_string(find(ed, sources[i].offset, EXIF_IFD_EXIF, EXIF_IFD_0));
-		m->date_tz = parse_offset(offset);
+		set_string(&m->date_tz, parse_offset(offset));
 		m->date_source = sources[i].name;
 		return;
 	}
@@ -235,13 +243,16 @@ static void read_gps(ExifData *ed, ExifByteOrder order, PixMeta *m)
 
 	if (ed->ifd[EXIF_IFD_GPS] == NULL || ed->ifd[EXIF_IFD_GPS]->count == 0)
 		return;
-	if (read_coordinate(ed, order, EXIF_TAG_GPS_LATITUDE, EXIF_TAG_GPS_LATITUDE_REF, 'S', &lat) &&
+	/* a position is one value: both coordinates, or neither */
+	if (isnan(m->gps_lat) && isnan(m->gps_lon) &&
+	    read_coordinate(ed, order, EXIF_TAG_GPS_LATITUDE, EXIF_TAG_GPS_LATITUDE_REF, 'S', &lat) &&
 	    read_coordinate(ed, order, EXIF_TAG_GPS_LONGITUDE, EXIF_TAG_GPS_LONGITUDE_REF, 'W', &lon)) {
 		m->gps_lat = lat;
 		m->gps_lon = lon;
 	}
 	ExifContent *gps = ed->ifd[EXIF_IFD_GPS];
-	if (get_real(exif_content_get_entry(gps, EXIF_TAG_GPS_ALTITUDE), order, 0, &alt) && isfinite(alt)) {
+	if (isnan(m->gps_alt_m) &&
+	    get_real(exif_content_get_entry(gps, EXIF_TAG_GPS_ALTITUDE), order, 0, &alt) && isfinite(alt)) {
 		get_int(exif_content_get_entry(gps, EXIF_TAG_GPS_ALTITUDE_REF), order, 0, &alt_ref);
 		m->gps_alt_m = alt_ref == 1 ? -alt : alt;
 	}
@@ -257,14 +268,6 @@ static void read_iso(const ExifEntry *e, ExifByteOrder order, PixMeta *m)
 			return;
 		}
 	}
-}
-
-static void set_string(char **field, char *value)
-{
-	if (*field == NULL)
-		*field = value;
-	else
-		g_free(value);
 }
 
 gboolean pix_exif_read(const guint8 *data, gsize len, PixMeta *m, char **problem)
@@ -309,8 +312,7 @@ gboolean pix_exif_read(const guint8 *data, gsize len, PixMeta *m, char **problem
 	                           get_int(find(ed, EXIF_TAG_ORIENTATION, EXIF_IFD_1, EXIF_IFD_1), order, 0, &n)) &&
 	    n >= 1 && n <= 8)
 		m->orientation = (int)n;
-	if (isnan(m->gps_lat))
-		read_gps(ed, order, m);
+	read_gps(ed, order, m);
 
 	if (sink.n_problems > 0) {
 		*problem = g_strdup_printf("corrupt EXIF: %s", sink.first_problem);

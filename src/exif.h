@@ -17,8 +17,10 @@
 
 /*
  * Reads `len` bytes at `data` ("Exif\0\0" followed by a TIFF header, as in
- * a JPEG APP1 segment) into `meta`, leaving fields the block lacks as they
- * are.  Returns FALSE and sets *problem (transfer full) when the block is
+ * a JPEG APP1 segment) into `meta`, filling only fields that are unknown
+ * there (NULL, NAN, -1), so an earlier source keeps precedence.  GPS
+ * latitude and longitude are one value: filled together, when both are
+ * unknown.  Returns FALSE and sets *problem (transfer full) when the block is
  * damaged (libexif reported corrupt data, or no TIFF header); fields read
  * before the damage are kept.
  */

@@ -120,7 +120,14 @@ char *pix_quote(const char *bytes)
 			gsize avail = (gsize)(end_all - p);
 			gsize len = (gsize)g_utf8_skip[c];
 			if (len <= avail && g_utf8_validate(p, (gssize)len, &end)) {
-				g_string_append_len(out, p, (gssize)len);
+				gunichar u = g_utf8_get_char(p);
+				if (u >= 0x80 && u <= 0x9f) {
+					/* C1 controls (CSI, OSC...) drive terminals too */
+					for (gsize k = 0; k < len; k++)
+						g_string_append_printf(out, "\\x%02x", (unsigned char)p[k]);
+				} else {
+					g_string_append_len(out, p, (gssize)len);
+				}
 				p += len;
 				continue;
 			}
@@ -149,13 +156,14 @@ char *pix_format_bytes(gint64 bytes)
 	double v = (double)bytes;
 	guint u = 0;
 
-	while (v >= 1000.0 && u + 1 < G_N_ELEMENTS(units)) {
+	/* 999.5 and up would print as "1000": that is the next unit */
+	while ((u == 0 ? v >= 1000.0 : v >= 999.5) && u + 1 < G_N_ELEMENTS(units)) {
 		v /= 1000.0;
 		u++;
 	}
 	if (u == 0)
 		return g_strdup_printf("%" G_GINT64_FORMAT " B", bytes);
-	return g_strdup_printf(v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
+	return g_strdup_printf(v < 9.995 ? "%.2f %s" : v < 99.95 ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
 void pix_count_add(PixCounter c, gint64 n)

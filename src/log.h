@@ -38,8 +38,9 @@ void pix_log_status(const char *line);
 
 /*
  * A display-safe copy of `bytes` (a file name or path, any bytes): valid
- * UTF-8 is kept, control characters become \n, \t, \r or \xNN, invalid
- * UTF-8 bytes become \xNN and a backslash becomes \\.  (transfer full)
+ * UTF-8 is kept, control characters (C0, DEL and the C1 range U+0080 to
+ * U+009F) become \n, \t, \r or \xNN per byte, invalid UTF-8 bytes become
+ * \xNN and a backslash becomes \\.  (transfer full)
  */
 char *pix_quote(const char *bytes);
 

@@ -9,8 +9,8 @@
  * A JPEG is a sequence of marker segments; after SOS comes entropy-coded
  * data in which 0xFF is always followed by 0x00 (stuffing) or a restart
  * marker, so the next real marker is the first 0xFF followed by anything
- * else.  memchr() finds the 0xFF bytes, so scanning the image data costs
- * little next to hashing it.  A file that ends before EOI is truncated;
+ * else.  skip_entropy() looks for it 16 bytes at a time, so scanning the
+ * image data costs little next to hashing it.  A file that ends before EOI is truncated;
  * bytes after EOI (phone "motion photo" videos, maker trailers) are fine.
  *
  * Invariants:
@@ -22,6 +22,9 @@
 #include "meta.h"
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define MAX_CAPTURE 65533   /* the largest segment body a 16-bit length allows */
 #define MAX_EXTRANEOUS (1 << 20) /* junk bytes between segments before giving up */
@@ -150,6 +153,55 @@ static void end_body(PixJpegParser *p)
 	}
 }
 
+/*
+ * The hot loop: entropy-coded data, where 0xFF is nearly always stuffing
+ * (FF 00) or a restart marker (FF D0..D7).  Those are skipped here without
+ * going back to the state machine.  Returns where the caller goes on, with
+ * the state set for what follows: a marker (the byte after its 0xFF), or a
+ * 0xFF that ends this piece.
+ *
+ * With SSE2 (every x86-64), 16 bytes at a time: the 0xFF bytes whose next
+ * byte is not 00 or D0..D7 are found with two compares and a mask, so the
+ * cost does not grow with how often 0xFF occurs (every 20 bytes in noisy
+ * images, every 200 in typical ones).
+ */
+static gsize skip_entropy(PixJpegParser *p, const guint8 *data, gsize i, gsize len)
+{
+#ifdef __SSE2__
+	const __m128i ff = _mm_set1_epi8((char)0xFF), zero = _mm_setzero_si128();
+	const __m128i rst_mask = _mm_set1_epi8((char)0xF8), rst = _mm_set1_epi8((char)0xD0);
+	while (i + 17 <= len) {
+		__m128i cur = _mm_loadu_si128((const __m128i *)(data + i));
+		__m128i next = _mm_loadu_si128((const __m128i *)(data + i + 1));
+		__m128i benign = _mm_or_si128(_mm_cmpeq_epi8(next, zero),
+		                              _mm_cmpeq_epi8(_mm_and_si128(next, rst_mask), rst));
+		unsigned int hits = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(cur, ff)) &
+		                    ~(unsigned int)_mm_movemask_epi8(benign);
+		if (hits != 0) {
+			p->state = J_ENTROPY_FF;
+			return i + (gsize)__builtin_ctz(hits) + 1;
+		}
+		i += 16;
+	}
+#endif
+	for (; i < len; i++) {
+		if (data[i] != 0xFF)
+			continue;
+		if (i + 1 == len) {
+			p->state = J_ENTROPY_FF;
+			return len;
+		}
+		guint8 b = data[i + 1];
+		if (b == 0x00 || (b >= 0xD0 && b <= 0xD7)) {
+			i++;
+			continue;
+		}
+		p->state = J_ENTROPY_FF;
+		return i + 1;
+	}
+	return len;
+}
+
 void pix_jpeg_parser_feed(PixJpegParser *p, const guint8 *data, gsize len)
 {
 	gsize i = 0;
@@ -215,16 +267,9 @@ void pix_jpeg_parser_feed(PixJpegParser *p, const guint8 *data, gsize len)
 				end_body(p);
 			break;
 		}
-		case J_ENTROPY: {
-			const guint8 *ff = memchr(data + i, 0xFF, len - i);
-			if (ff == NULL) {
-				i = len;
-			} else {
-				i = (gsize)(ff - data) + 1;
-				p->state = J_ENTROPY_FF;
-			}
+		case J_ENTROPY:
+			i = skip_entropy(p, data, i, len);
 			break;
-		}
 		case J_ENTROPY_FF:
 			i++;
 			if (b == 0x00 || (b >= 0xD0 && b <= 0xD7))

@@ -38,6 +38,8 @@ struct PixBufPool {
 	guint n_allocated;
 	guint max;
 	gsize buf_bytes;
+	gint64 *pending_bytes;  /* per output queue: DATA bytes not yet freed
+	                           (atomic; here because chunks outlive readers) */
 };
 
 struct PixReaders {
@@ -45,6 +47,7 @@ struct PixReaders {
 	PixQueue *in;
 	PixQueue **out;
 	guint n_out;
+	guint next_out;         /* atomic: where the search for the least loaded starts */
 	PixBufPool *pool;
 	GThread **threads;
 	/* --limit-rate: bytes allowed since `rate_start_us` */
@@ -58,6 +61,7 @@ static void pool_unref(PixBufPool *pool)
 	if (!g_atomic_int_dec_and_test(&pool->ref_count))
 		return;
 	g_slist_free_full(pool->free_bufs, free);
+	g_free(pool->pending_bytes);
 	g_mutex_clear(&pool->lock);
 	g_cond_clear(&pool->freed);
 	g_free(pool);
@@ -98,6 +102,8 @@ void pix_chunk_free(PixChunk *c)
 {
 	if (c == NULL)
 		return;
+	if (c->pending_bytes != NULL)
+		__atomic_sub_fetch(c->pending_bytes, (gint64)c->len, __ATOMIC_RELAXED);
 	if (c->buf != NULL)
 		pool_release(c->pool, c->buf);
 	g_free(c->error);
@@ -131,16 +137,19 @@ static void throttle(PixReaders *r, gsize n)
 	}
 }
 
-/* The least busy output queue: files spread over the hashers. */
-static PixQueue *pick_out(PixReaders *r)
+/* The output queue with the fewest bytes waiting to be consumed; ties go
+ * round-robin, so idle consumers all get work. */
+static guint pick_out(PixReaders *r)
 {
-	PixQueue *best = r->out[0];
-	guint best_len = pix_queue_length(best);
-	for (guint i = 1; i < r->n_out && best_len > 0; i++) {
-		guint len = pix_queue_length(r->out[i]);
-		if (len < best_len) {
-			best = r->out[i];
-			best_len = len;
+	guint start = (guint)g_atomic_int_add((gint *)&r->next_out, 1) % r->n_out;
+	guint best = start;
+	gint64 best_load = __atomic_load_n(&r->pool->pending_bytes[start], __ATOMIC_RELAXED);
+	for (guint k = 1; k < r->n_out; k++) {
+		guint i = (start + k) % r->n_out;
+		gint64 load = __atomic_load_n(&r->pool->pending_bytes[i], __ATOMIC_RELAXED);
+		if (load < best_load) {
+			best = i;
+			best_load = load;
 		}
 	}
 	return best;
@@ -184,7 +193,8 @@ static void read_one(PixReaders *r, PixItem *item)
 {
 	g_autofree char *path = pix_item_path(item);
 	g_autofree char *q = pix_quote(path);
-	PixQueue *out = pick_out(r);
+	guint out_index = pick_out(r);
+	PixQueue *out = r->out[out_index];
 	PixChunk *end = chunk_new(PIX_CHUNK_END, item);
 	struct stat st;
 	PixStat before, after;
@@ -237,6 +247,8 @@ static void read_one(PixReaders *r, PixItem *item)
 			c->pool = r->pool;
 			c->data = buf;
 			c->len = (gsize)n;
+			c->pending_bytes = &r->pool->pending_bytes[out_index];
+			__atomic_add_fetch(c->pending_bytes, n, __ATOMIC_RELAXED);
 			total += n;
 			pix_count_add(PIX_BYTES_READ, n);
 			pix_queue_push(out, c);
@@ -311,6 +323,7 @@ PixReaders *pix_read_start(const PixReadConfig *cfg, PixQueue *in, PixQueue **ou
 	g_cond_init(&r->pool->freed);
 	r->pool->buf_bytes = cfg->read_bytes;
 	r->pool->max = (guint)(cfg->max_memory_bytes / cfg->read_bytes);
+	r->pool->pending_bytes = g_new0(gint64, n_out);
 	g_mutex_init(&r->rate_lock);
 	r->threads = g_new0(GThread *, cfg->n_readers);
 	for (guint i = 0; i < cfg->n_readers; i++)

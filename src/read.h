@@ -10,6 +10,8 @@
  * RESTART means the file changed while it was read and is being read again
  * from its start: the consumer discards what it has.  END carries the final
  * stat, the error (if reading failed) or the abort flag (stop requested).
+ * Each file goes to the output queue with the fewest bytes read and not yet
+ * consumed, so the consumers share the work whatever the file sizes.
  *
  * Thread-safety: pix_read_start()/pix_read_join() on one thread; chunks
  * may be freed on any thread.
@@ -44,9 +46,12 @@ typedef struct {
 
 	guint8 *buf;            /* pool buffer behind `data` (owned, returned by free) */
 	PixBufPool *pool;
+	gint64 *pending_bytes;  /* DATA: the load counter of its queue, which
+	                           pix_chunk_free() lowers by `len` (atomic) */
 } PixChunk;
 
-/* Returns the chunk's buffer to its pool and frees it.  Accepts NULL. */
+/* Returns the chunk's buffer to its pool, counts its bytes as consumed,
+ * and frees it.  Accepts NULL. */
 void pix_chunk_free(PixChunk *c);
 
 typedef struct {

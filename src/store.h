@@ -78,7 +78,8 @@ int pix_store_schema_version(void);
  * Opens the catalog at `path`.  PIX_STORE_WRITE creates the file (and its
  * directory) when needed, takes the writer lock (waiting, with a message,
  * unless `is_no_wait`), and migrates the schema to the current version.
- * PIX_STORE_READ needs an existing, current catalog.  (transfer full)
+ * PIX_STORE_READ needs an existing catalog of the current schema: an older
+ * one fails with PIX_STORE_ERROR_OPEN (a writer upgrades it).  (transfer full)
  */
 PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wait, GError **error);
 /* Closes it; an open batch is rolled back (never half-committed).  Accepts NULL. */

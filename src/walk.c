@@ -148,7 +148,7 @@ static int read_names(int fd, guint8 *buf, GArray *out)
 			if (d->d_name[0] == '.' && (d->d_name[1] == '\0' ||
 			    (d->d_name[1] == '.' && d->d_name[2] == '\0')))
 				continue;
-			PixEntry e = { .name = g_strdup(d->d_name), .ino = d->d_ino };
+			PixEntry e = { .name = g_strdup(d->d_name), .ino = d->d_ino, .d_type = d->d_type };
 			g_array_append_val(out, e);
 		}
 	}
@@ -204,6 +204,13 @@ static void list_dir(const PixWalkConfig *cfg, GArray *stack, Frame *frame, guin
 			if (errno == ENOENT) {
 				/* gone since getdents: plan sees it as absent */
 				g_free(e.name);
+				continue;
+			}
+			if (e.d_type == DT_DIR) {
+				/* a directory we cannot stat (a parent without search
+				 * permission): entering it will say why it fails */
+				DirName dn = { .name = e.name, .ino = e.ino };
+				g_array_append_val(frame->subdirs, dn);
 				continue;
 			}
 			e.stat_errno = errno;

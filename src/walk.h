@@ -22,6 +22,7 @@
 typedef struct {
 	char *name;         /* bytes (owned) */
 	guint64 ino;        /* from getdents64 */
+	unsigned char d_type; /* from getdents64 (DT_UNKNOWN on some file systems) */
 	PixStat st;         /* valid when stat_errno == 0 */
 	int stat_errno;     /* errno of fstatat, or 0 */
 } PixEntry;
@@ -30,7 +31,9 @@ typedef struct {
 typedef struct {
 	PixDir *dir;        /* path and stat of the directory (ref) */
 	GArray *entries;    /* PixEntry, in inode order, without subdirectories
-	                       (those come as listings of their own) */
+	                       (those come as listings of their own; in a
+	                       directory whose entries cannot be stat'ed, those
+	                       getdents64 calls directories are taken as such) */
 	gboolean is_complete; /* FALSE: listing failed (dir->error says why);
 	                       entries must not be taken as the whole directory */
 	guint n_skipped;    /* entries left out: excluded, symlinks, other mounts */
@@ -38,9 +41,11 @@ typedef struct {
 } PixListing;
 
 typedef struct {
-	char **excludes;          /* glob patterns (fnmatch); a pattern without
-	                             '/' matches entry names, one with '/' whole
-	                             paths (NULL-terminated, borrowed) */
+	char **excludes;          /* glob patterns (fnmatch, no flags): a pattern
+	                             without '/' matches entry names, one with '/'
+	                             whole paths, where '*' also matches '/'; the
+	                             complete list, defaults included by the caller
+	                             (NULL-terminated, borrowed) */
 	char **exclude_paths;     /* exact paths never listed: the catalog and
 	                             its companions (NULL-terminated, borrowed) */
 	gboolean is_cross_mounts; /* descend into other file systems */

@@ -7,7 +7,7 @@
 # PIX_TEST_VALGRIND=1 runs every binary (and photoidx inside the CLI
 # tests) under valgrind; a valgrind error fails the test.
 set -u
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 todo=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/photoidx-run.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -26,7 +26,9 @@ for t in "$@"; do
 	rc=$?
 	n_ok=$(grep -c '^ok ' "$tmp/out")
 	n_skip=$(grep -c '^ok .*# *SKIP' "$tmp/out")
-	n_bad=$(grep -c '^not ok ' "$tmp/out")
+	# TAP: "not ok ... # TODO" is a known bug, not a failure; list it
+	n_bad=$(grep '^not ok ' "$tmp/out" | grep -vc '# *TODO')
+	n_todo=$(grep -c '^not ok .*# *TODO' "$tmp/out")
 	echo "# $t ($(( $(date +%s) - start )) s)"
 	grep -E '^(ok |not ok |1\.\.[0-9]+ # SKIP)' "$tmp/out"
 	if [ "$n_bad" -gt 0 ] || [ "$rc" -ne 0 ]; then
@@ -39,8 +41,10 @@ for t in "$@"; do
 	pass=$((pass + n_ok))
 	fail=$((fail + n_bad))
 	skip=$((skip + n_skip))
+	todo=$((todo + n_todo))
 	grep -q '^1\.\.0 # SKIP' "$tmp/out" && skip=$((skip + 1)) && pass=$((pass + 1))
 done
-echo "# $skip of the passed were skipped (see '# SKIP' above)"
+echo "# $skip of the passed were skipped (see '# SKIP' above); $todo known bugs marked TODO"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

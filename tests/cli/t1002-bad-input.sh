@@ -139,11 +139,15 @@ test_expect_success 'unreadable directory: named, its files are not marked missi
 '
 
 test_expect_success 'a file that vanishes between walk and read: named, recorded, then missing' '
-	mkdir -p van && dd if=/dev/urandom of=van/a.bin bs=1k count=600 2>/dev/null &&
+	mkdir -p van && dd if=/dev/urandom of=van/a.bin bs=1k count=1000 2>/dev/null &&
 		echo b >van/b.txt && age van
-	( set +e; px scan --db van.db -q --readers 1 --limit-rate 1M van 2>err; echo $? >rc ) &
-	sleep 0.3 && rm van/b.txt && wait &&
-	test "$(cat rc)" = 1 &&
+	"$PHOTOIDX" scan --db van.db -q --readers 1 --limit-rate 1M van 2>err &
+	pid=$!
+	# once a.bin is open, plan has queued b.txt behind it
+	i=0 && until ls -l /proc/$pid/fd 2>/dev/null | grep -q "van/a.bin" || [ $i -gt 200 ]; do sleep 0.02; i=$((i + 1)); done
+	rm van/b.txt &&
+	set +e && wait $pid; rc=$? && set -e &&
+	test $rc = 1 &&
 	grep -q "cannot index .*/van/b.txt.: cannot open: No such file or directory" err &&
 	test "$(sqlite3 van.db "select state from file_info where name = \"b.txt\"")" = error &&
 	test "$(sqlite3 van.db "select state from file_info where name = \"a.bin\"")" = ok &&

@@ -42,6 +42,8 @@
  * whole file.
  */
 
+#define _GNU_SOURCE   /* strptime, timegm */
+#include <time.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -64,6 +66,11 @@ static const char usage_text[] =
     "  --big-endian             TIFF structure in \"MM\" order (default \"II\")\n"
     "  --seed N                 seed for the JPEG noise blocks (default 1)\n"
     "  --truncate N             write only the first N bytes of the file\n"
+    "  --count N                write N files; OUT is a printf pattern with one\n"
+    "                           integer conversion (\"IMG_%05d.jpg\"), numbered\n"
+    "                           from 1. With --date, the file is built once and\n"
+    "                           file i gets the date plus i-1 seconds (fast);\n"
+    "                           without, file i is built with seed + i - 1\n"
     "metadata (each tag is written only if its option is given):\n"
     "  --exif-size W,H          Exif PixelXDimension/PixelYDimension (LONG)\n"
     "  --make S  --model S      IFD0 Make / Model\n"
@@ -230,6 +237,7 @@ struct options {
     uint64_t seed;
     int have_truncate;
     uint64_t truncate;
+    uint64_t count;
     int have_pad;
     uint64_t pad_before_ifd;
 };
@@ -425,6 +433,8 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->have_size = 1;
         } else if (opt_is(a, "--seed")) {
             o->seed = parse_uint("--seed", VALUE("--seed"), 0, UINT64_MAX);
+        } else if (opt_is(a, "--count")) {
+            o->count = parse_uint("--count", VALUE("--count"), 1, 100000000);
         } else if (opt_is(a, "--truncate")) {
             o->truncate = parse_uint("--truncate", VALUE("--truncate"), 0, UINT64_MAX);
             o->have_truncate = 1;
@@ -1336,21 +1346,79 @@ static void write_output(const char *name, const unsigned char *p, size_t n)
         die_io(shown, errno);
 }
 
+static void build(const struct options *o, struct buf *out)
+{
+    out->len = 0;
+    if (o->tiff)
+        build_tiff(o, out);
+    else
+        build_jpeg(o, out);
+}
+
+static void write_built(const struct options *o, const char *name, const struct buf *out)
+{
+    size_t n = out->len;
+    if (o->have_truncate && o->truncate < n)
+        n = (size_t)o->truncate;
+    write_output(name, out->p, n);
+}
+
+/* Replaces every copy of the 19-byte date `from` in the buffer with `to`. */
+static void patch_dates(struct buf *b, const char *from, const char *to)
+{
+    for (size_t i = 0; i + 19 <= b->len; i++)
+        if (b->p[i] == (unsigned char)from[0] && !memcmp(b->p + i, from, 19))
+            memcpy(b->p + i, to, 19);
+}
+
+/* --count: N files named by the OUT pattern (see the usage text). */
+static void build_many(struct options *o, struct buf *out)
+{
+    char name[4096], date[20], prev[20];
+    uint64_t base_seed = o->seed;
+    struct tm tm = { 0 };
+    time_t t0 = 0;
+
+    if (o->date) {
+        if (strlen(o->date) != 19 || !strptime(o->date, "%Y:%m:%d %H:%M:%S", &tm))
+            die_usage("--count with --date needs a date \"YYYY:MM:DD HH:MM:SS\"");
+        t0 = timegm(&tm);
+        build(o, out);
+        memcpy(prev, o->date, 20);
+    }
+    for (uint64_t i = 0; i < o->count; i++) {
+        if (snprintf(name, sizeof name, o->out, (int)(i + 1)) >= (int)sizeof name)
+            die_usage("the --count pattern gives a name that is too long");
+        if (o->date) {
+            time_t t = t0 + (time_t)i;
+            struct tm cur;
+            gmtime_r(&t, &cur);
+            strftime(date, sizeof date, "%Y:%m:%d %H:%M:%S", &cur);
+            patch_dates(out, prev, date);
+            memcpy(prev, date, 20);
+        } else {
+            o->seed = base_seed + i;
+            build(o, out);
+        }
+        write_built(o, name, out);
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
     struct buf out = { 0 };
 
     parse_args(argc, argv, &o);
-    if (o.tiff)
-        build_tiff(&o, &out);
-    else
-        build_jpeg(&o, &out);
-
-    size_t n = out.len;
-    if (o.have_truncate && o.truncate < n)
-        n = (size_t)o.truncate;
-    write_output(o.out, out.p, n);
+    if (o.count > 0) {
+        const char *pct = strchr(o.out, '%');
+        if (!pct || strchr(pct + 1, '%') || !strpbrk(pct, "diu"))
+            die_usage("--count needs OUT with one integer conversion, like IMG_%%05d.jpg");
+        build_many(&o, &out);
+    } else {
+        build(&o, &out);
+        write_built(&o, o.out, &out);
+    }
     free(out.p);
     return 0;
 }

@@ -23,6 +23,21 @@
 
 /* How long a helper thread gets to show that it is (wrongly) not blocked. */
 #define SETTLE_US (50 * 1000)
+/* How long a helper thread may take to return once it should: a queue
+ * that loses a wake-up fails the test instead of hanging it. */
+#define WAKE_TIMEOUT_US (10 * G_USEC_PER_SEC)
+
+/* Waits until the atomic `*counter` reaches `n`; fails the test after
+ * WAKE_TIMEOUT_US. */
+static void wait_for_count(gint *counter, gint n, const char *what)
+{
+	gint64 deadline = g_get_monotonic_time() + WAKE_TIMEOUT_US;
+	while (g_atomic_int_get(counter) < n) {
+		if (g_get_monotonic_time() > deadline)
+			g_error("%s: still blocked after %d s", what, (int)(WAKE_TIMEOUT_US / G_USEC_PER_SEC));
+		g_usleep(1000);
+	}
+}
 
 static void test_fifo_order(void)
 {
@@ -99,6 +114,7 @@ static void test_push_blocks_when_full(void)
 
 	/* one pop makes room: the pusher must now get through */
 	g_assert_cmpuint(ITEM_NUMBER(pix_queue_pop(q)), ==, 0);
+	wait_for_count(&b.is_done, 1, "a push after a pop made room");
 	g_thread_join(t);
 	g_assert_cmpint(g_atomic_int_get(&b.is_done), ==, 1);
 	g_assert_cmpuint(pix_queue_length(q), ==, 2);
@@ -117,6 +133,7 @@ static void test_pop_blocks_until_push(void)
 	g_usleep(SETTLE_US);
 	g_assert_cmpint(g_atomic_int_get(&b.is_done), ==, 0);
 	pix_queue_push(q, ITEM(42));
+	wait_for_count(&b.is_done, 1, "a pop after a push");
 	g_thread_join(t);
 	g_assert_cmpuint(ITEM_NUMBER(b.popped), ==, 42);
 	pix_queue_close(q);
@@ -145,6 +162,7 @@ static void test_end_needs_every_producer(void)
 	g_usleep(SETTLE_US);
 	g_assert_cmpint(g_atomic_int_get(&b.is_done), ==, 0);
 	pix_queue_close(q);
+	wait_for_count(&b.is_done, 1, "a pop after the last close");
 	g_thread_join(t);
 	g_assert_null(b.popped);
 	/* and it stays ended */
@@ -206,12 +224,14 @@ typedef struct {
 	PixQueue *q;
 	gpointer popped;
 	gboolean is_timeout;
+	gint is_done;
 } TimedPop;
 
 static gpointer timed_pop_thread(gpointer data)
 {
 	TimedPop *t = data;
 	t->popped = pix_queue_pop_timeout(t->q, 20 * G_USEC_PER_SEC, &t->is_timeout);
+	g_atomic_int_set(&t->is_done, 1);
 	return NULL;
 }
 
@@ -224,6 +244,7 @@ static void test_pop_timeout_woken_by_close(void)
 	GThread *t = g_thread_new("timed-popper", timed_pop_thread, &tp);
 	g_usleep(SETTLE_US);
 	pix_queue_close(q);
+	wait_for_count(&tp.is_done, 1, "a timed pop after the last close");
 	g_thread_join(t);
 	g_assert_null(tp.popped);
 	g_assert_false(tp.is_timeout);
@@ -241,6 +262,7 @@ typedef struct {
 	gint *seen;         /* per item: how many times it was popped (atomic) */
 	gboolean is_order_ok;
 	guint n_popped;
+	gint *n_finished;   /* workers that returned (atomic, shared) */
 } Worker;
 
 static gpointer producer_thread(gpointer data)
@@ -249,6 +271,7 @@ static gpointer producer_thread(gpointer data)
 	for (guint i = 0; i < N_PER_PRODUCER; i++)
 		pix_queue_push(w->q, ITEM(w->producer * N_PER_PRODUCER + i));
 	pix_queue_close(w->q);
+	g_atomic_int_inc(w->n_finished);
 	return NULL;
 }
 
@@ -274,6 +297,7 @@ static gpointer consumer_thread(gpointer data)
 			g_atomic_int_inc(&w->seen[n]);
 		w->n_popped++;
 	}
+	g_atomic_int_inc(w->n_finished);
 	return NULL;
 }
 
@@ -284,15 +308,17 @@ static void test_many_producers_and_consumers(void)
 	Worker producers[N_PRODUCERS], consumers[N_CONSUMERS];
 	GThread *threads[N_PRODUCERS + N_CONSUMERS];
 	guint n_popped = 0;
+	gint n_finished = 0;
 
 	for (guint i = 0; i < N_CONSUMERS; i++) {
-		consumers[i] = (Worker){ .q = q, .seen = seen };
+		consumers[i] = (Worker){ .q = q, .seen = seen, .n_finished = &n_finished };
 		threads[N_PRODUCERS + i] = g_thread_new("consumer", consumer_thread, &consumers[i]);
 	}
 	for (guint i = 0; i < N_PRODUCERS; i++) {
-		producers[i] = (Worker){ .q = q, .producer = i };
+		producers[i] = (Worker){ .q = q, .producer = i, .n_finished = &n_finished };
 		threads[i] = g_thread_new("producer", producer_thread, &producers[i]);
 	}
+	wait_for_count(&n_finished, N_PRODUCERS + N_CONSUMERS, "producers and consumers");
 	for (guint i = 0; i < G_N_ELEMENTS(threads); i++)
 		g_thread_join(threads[i]);
 

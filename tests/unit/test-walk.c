@@ -9,7 +9,8 @@
  * in ascending inode order, no directories or symlinks among them,
  * parents' listings before their children's, one listing per directory.
  *
- * Covered: inode order; parent before child; symlinks never followed;
+ * Covered: inode order, also past one getdents64 buffer; parent before
+ * child; symlinks never followed;
  * FIFOs and sockets listed without being opened; default, glob and path
  * excludes; unreadable and unsearchable directories (as user nobody in a
  * child process when the tests run as root, since root ignores modes);
@@ -268,7 +269,7 @@ static int private_mount_namespace(void)
 {
 	if (unshare(CLONE_NEWNS) != 0)
 		return -1;
-	return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+	return mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL);
 }
 
 /*
@@ -350,6 +351,38 @@ static void test_inode_order(void)
 		g_assert_cmpint(e->st.ctime_ns, ==, (gint64)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec);
 	}
 	g_assert_cmpint(pix_count_get(PIX_N_DIRS), ==, dirs_before + 1);
+}
+
+/* More names than one getdents64 call returns (its buffer is 256 KiB):
+ * the listing holds all of them, still in one inode order. */
+static void test_large_directory(void)
+{
+	g_autofree char *root = pix_test_dir("large");
+	PixWalkConfig cfg = default_config();
+	char pad[201];
+
+	memset(pad, 'p', sizeof pad - 1);
+	pad[sizeof pad - 1] = '\0';
+	for (guint i = 0; i < 5000; i++) {
+		g_autofree char *name = g_strdup_printf("%05u-%s", i, pad);
+		g_autofree char *path = path_join(root, name);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		g_assert_cmpint(fd, >=, 0);
+		close(fd);
+	}
+	g_autoptr(GPtrArray) listings = walk_one(&cfg, root);
+	check_listings(listings);
+	PixListing *l = get_listing(listings, root);
+	g_assert_cmpuint(l->entries->len, ==, 5000);
+	g_autofree gboolean *seen = g_new0(gboolean, 5000);
+	for (guint i = 0; i < l->entries->len; i++) {
+		const char *name = g_array_index(l->entries, PixEntry, i).name;
+		guint n = (guint)atoi(name);
+		g_assert_cmpuint(n, <, 5000);
+		g_assert_false(seen[n]);
+		seen[n] = TRUE;
+		g_assert_cmpstr(name + 6, ==, pad);
+	}
 }
 
 static void test_parents_before_children(void)
@@ -454,11 +487,15 @@ static void test_fifo_and_socket(void)
 
 	make_file(root, "plain.jpg", 3);
 	g_assert_cmpint(mkfifo(fifo, 0644), ==, 0);
-	g_assert_cmpuint(strlen(sock_path), <, sizeof addr.sun_path);
-	strcpy(addr.sun_path, sock_path);
+	/* bound by a relative name: sun_path is short, $TMPDIR may not be */
+	g_autofree char *cwd = g_get_current_dir();
+	g_assert_cmpint(chdir(root), ==, 0);
+	strcpy(addr.sun_path, "sock");
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	g_assert_cmpint(fd, >=, 0);
 	g_assert_cmpint(bind(fd, (struct sockaddr *)&addr, sizeof addr), ==, 0);
+	g_assert_cmpint(chdir(cwd), ==, 0);
+	g_assert_true(g_file_test(sock_path, G_FILE_TEST_EXISTS));
 
 	g_autoptr(GPtrArray) listings = walk_one(&cfg, root);
 	close(fd);
@@ -768,6 +805,7 @@ static void test_unsearchable_dir(void)
 
 	make_file(dir, "x.jpg", 1);
 	make_file(dir, "y.jpg", 1);
+	g_autofree char *sub = make_dir(dir, "sub");
 	g_assert_cmpint(chmod(dir, 0444), ==, 0);
 
 	g_autoptr(GPtrArray) listings = walk_one(&cfg, root);
@@ -777,6 +815,12 @@ static void test_unsearchable_dir(void)
 	assert_entries(l, "x.jpg", "y.jpg", NULL);
 	for (guint i = 0; i < l->entries->len; i++)
 		g_assert_cmpint(g_array_index(l->entries, PixEntry, i).stat_errno, ==, EACCES);
+	/* the subdirectory, which cannot be stat'ed either, is known for one
+	 * by its getdents64 type: not a file entry, but a directory that
+	 * cannot be entered */
+	PixListing *s = get_listing(listings, sub);
+	g_assert_false(s->is_complete);
+	g_assert_cmpstr(s->dir->error, ==, "cannot open directory: Permission denied");
 }
 
 static void test_other_mount_not_crossed(void)
@@ -817,7 +861,7 @@ static void test_bind_mount_loop(void)
 	g_autofree char *a = make_dir(root, "a");
 	g_autofree char *back = make_dir(a, "back");
 	make_file(a, "a.jpg", 1);
-	g_assert_cmpint(mount(root, back, NULL, MS_BIND, NULL), ==, 0);
+	g_assert_cmpint(mount(root, back, "none", MS_BIND, NULL), ==, 0);
 	guint warnings_before = pix_log_warnings();
 
 	PixWalkConfig cfg = default_config();
@@ -878,6 +922,7 @@ int main(int argc, char **argv)
 {
 	pix_test_init(&argc, &argv);
 	g_test_add_func("/walk/inode-order", test_inode_order);
+	g_test_add_func("/walk/large-directory", test_large_directory);
 	g_test_add_func("/walk/parents-before-children", test_parents_before_children);
 	g_test_add_func("/walk/two-roots", test_two_roots);
 	g_test_add_func("/walk/symlinks-not-followed", test_symlinks_not_followed);

@@ -1,0 +1,222 @@
+#!/bin/sh
+# make bench: photoidx against its peers and against the machine's limits,
+# measured in one run on corpora generated here (never committed).
+#
+# Corpora (in $BENCH_DIR, default /var/tmp/photoidx-bench, kept between runs):
+#   card  a camera card: BENCH_CARD_FILES (1000) JPEGs of BENCH_CARD_BYTES
+#         (5,000,000) with real EXIF, in DCIM/100CANON
+#   seq   an image sequence: BENCH_SEQ_FILES (150000) JPEGs of about
+#         BENCH_SEQ_BYTES (16384)
+#   big   one file of BENCH_BIG_BYTES (5,000,000,000)
+# Set BENCH_CORPORA="card seq big" to choose, BENCH_RUNS (3) for the number
+# of timed runs per figure (the median is reported).
+#
+# For each corpus, warm (page cache full) and cold (emptied with
+# drop_caches; root only), it times:
+#   photoidx scan                      (new catalog each run)
+#   md5sum      find | xargs -P$(nproc) md5sum
+#   hashdeep    hashdeep -c md5 -r
+#   exiftool    exiftool -r -fast2 -json   (card only: metadata, no hash)
+#   read limit  every file read by 16 parallel `cat`s in inode order
+#   MD5 limit   the corpus's bytes at `openssl speed -evp md5` (one core)
+# and the rescan of an unchanged card against `find -printf` of its stat
+# fields.  Peak RSS is the largest process's (GNU time %M).
+#
+# Output: a Markdown table on stdout, also written to doc/bench.md and into
+# README.md between the <!-- bench --> markers.
+set -eu
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+: "${PHOTOIDX:=$REPO/photoidx}"
+: "${MKFIXTURE:=$REPO/build/tests/mkfixture}"
+BENCH_DIR=${BENCH_DIR:-/var/tmp/photoidx-bench}
+CARD_FILES=${BENCH_CARD_FILES:-1000}
+CARD_BYTES=${BENCH_CARD_BYTES:-5000000}
+SEQ_FILES=${BENCH_SEQ_FILES:-150000}
+SEQ_BYTES=${BENCH_SEQ_BYTES:-16384}
+BIG_BYTES=${BENCH_BIG_BYTES:-5000000000}
+CORPORA=${BENCH_CORPORA:-card seq big}
+RUNS=${BENCH_RUNS:-3}
+NPROC=$(nproc)
+TIME=/usr/bin/time
+
+for tool in "$TIME" md5sum hashdeep exiftool openssl; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool missing: run sh contrib/debian-deps.sh bench" >&2; exit 1; }
+done
+[ -x "$PHOTOIDX" ] && [ -x "$MKFIXTURE" ] || { echo "bench: build first (make bench)" >&2; exit 1; }
+can_drop=0
+if [ "$(id -u)" = 0 ] && [ -w /proc/sys/vm/drop_caches ]; then can_drop=1; fi
+
+mkdir -p "$BENCH_DIR"
+RESULTS="$BENCH_DIR/results.txt"
+: >"$RESULTS"
+log() { echo "bench: $*" >&2; }
+
+# --- corpora ----------------------------------------------------------------
+
+# make_corpus NAME PARAMS CMD...: (re)creates $BENCH_DIR/NAME with CMD unless
+# it exists with the same PARAMS.
+make_corpus() {
+	name=$1 params=$2
+	shift 2
+	dir="$BENCH_DIR/$name"
+	if [ -f "$dir.params" ] && [ "$(cat "$dir.params")" = "$params" ]; then
+		return
+	fi
+	log "generating $name ($params)"
+	rm -rf "$dir" "$dir.params"
+	mkdir -p "$dir"
+	"$@"
+	# old enough that no file is "possibly still being written"
+	find "$dir" -exec touch -h -d '2 days ago' {} +
+	sync
+	echo "$params" >"$dir.params"
+}
+
+gen_card() {
+	mkdir -p "$BENCH_DIR/card/DCIM/100CANON"
+	"$MKFIXTURE" jpeg "$BENCH_DIR/card/DCIM/100CANON/IMG_%04d.JPG" --count "$CARD_FILES" \
+		--size "$CARD_BYTES" --make Canon --model "Canon EOS R6" --lens "RF24-105mm F4 L IS USM" \
+		--date "2024:06:01 09:00:00" --exposure 1/250 --fnumber 8/1 --iso 200 --focal 50/1 \
+		--orientation 1 --gps 46.5586,7.8350,1620 --thumbnail --exif-size 6000,4000
+}
+
+gen_seq() {
+	per=1000 i=0
+	while [ $i -lt "$SEQ_FILES" ]; do
+		n=$((SEQ_FILES - i < per ? SEQ_FILES - i : per))
+		d="$BENCH_DIR/seq/$(printf 'shot%04d' $((i / per)))"
+		mkdir -p "$d"
+		"$MKFIXTURE" jpeg "$d/frame_%04d.jpg" --count "$n" --size "$SEQ_BYTES" --width 160 --height 120 \
+			--make Sony --model "ILCE-7M3" --date "2024:07:01 12:00:00"
+		i=$((i + n))
+	done
+}
+
+gen_big() {
+	head -c "$BIG_BYTES" /dev/urandom >"$BENCH_DIR/big/video.mts"
+}
+
+# --- measuring --------------------------------------------------------------
+
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+}
+
+warm() {
+	find "$1" -type f -print0 | xargs -0 -P "$NPROC" -n 256 cat >/dev/null
+}
+
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# measure CORPUS CACHE TOOL CMD: runs sh -c CMD $RUNS times (cold: caches
+# dropped before each run), appends "corpus cache tool seconds rss_kb".
+measure() {
+	corpus=$1 cache=$2 tool=$3 cmd=$4
+	runs=$RUNS
+	[ "$cache" = cold ] && [ "$can_drop" = 0 ] && return
+	: >"$BENCH_DIR/times"
+	while [ "$runs" -gt 0 ]; do
+		if [ "$cache" = cold ]; then drop_caches; else warm "$BENCH_DIR/$corpus"; fi
+		"$TIME" -f '%e %M' -o "$BENCH_DIR/t1" sh -c "$cmd" >/dev/null 2>"$BENCH_DIR/stderr" ||
+			{ log "$tool failed on $corpus:"; cat "$BENCH_DIR/stderr" >&2; }
+		tail -n 1 "$BENCH_DIR/t1" >>"$BENCH_DIR/times"
+		runs=$((runs - 1))
+	done
+	secs=$(cut -d' ' -f1 "$BENCH_DIR/times" | median)
+	rss=$(cut -d' ' -f2 "$BENCH_DIR/times" | sort -n | tail -n 1)
+	echo "$corpus $cache $tool $secs $rss" >>"$RESULTS"
+	log "$corpus $cache $tool: ${secs} s, ${rss} KB"
+}
+
+bytes_of() {
+	find "$1" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+# OpenSSL's single-stream MD5 speed on 16 KiB blocks, bytes per second.
+md5_speed() {
+	openssl speed -evp md5 -seconds 2 2>/dev/null | awk '/^md5/ { v = $NF } END { sub(/k$/, "", v); printf "%.0f\n", v * 1000 }'
+}
+
+run_corpus() {
+	c=$1
+	dir="$BENCH_DIR/$c"
+	db="$BENCH_DIR/$c.db"
+	for cache in warm cold; do
+		keep=""
+		[ "$cache" = warm ] && keep="--keep-cache"
+		measure "$c" "$cache" photoidx "rm -f '$db'*; '$PHOTOIDX' scan --db '$db' -q $keep '$dir'"
+		measure "$c" "$cache" md5sum "find '$dir' -type f -print0 | xargs -0 -P $NPROC -n 64 md5sum"
+		measure "$c" "$cache" hashdeep "hashdeep -c md5 -r '$dir'"
+		[ "$c" = card ] && measure "$c" "$cache" exiftool "exiftool -q -q -r -fast2 -json '$dir'"
+		measure "$c" "$cache" read_limit "find '$dir' -type f -printf '%i %p\n' | sort -n | cut -d' ' -f2- |
+			tr '\n' '\0' | xargs -0 -P 16 -n 64 cat"
+	done
+	if [ "$c" = card ]; then
+		"$PHOTOIDX" scan --db "$db" -q "$dir"
+		measure "$c" warm photoidx_rescan "'$PHOTOIDX' scan --db '$db' -q '$dir'"
+		measure "$c" warm find_stat "find '$dir' -printf '%s %T@ %C@ %i\n'"
+	fi
+	rm -f "$db"*
+}
+
+# --- main -------------------------------------------------------------------
+
+for c in $CORPORA; do
+	case $c in
+	card) make_corpus card "$CARD_FILES x $CARD_BYTES" gen_card ;;
+	seq) make_corpus seq "$SEQ_FILES x $SEQ_BYTES" gen_seq ;;
+	big) make_corpus big "$BIG_BYTES" gen_big ;;
+	*) echo "bench: unknown corpus $c" >&2; exit 64 ;;
+	esac
+done
+log "OpenSSL MD5 speed"
+MD5_BPS=$(md5_speed)
+for c in $CORPORA; do
+	run_corpus "$c"
+done
+
+# --- report -----------------------------------------------------------------
+
+report() {
+	echo "Figures of one \`make bench\` run on $(date -u +%Y-%m-%d), $NPROC cores, $(free -g | awk '/^Mem/ { print $2 }') GiB:"
+	echo "median of $RUNS runs, seconds (lower is better). Ratios are photoidx's time over the"
+	echo "other's: below 1 photoidx is faster. The read limit is 16 parallel \`cat\`s in"
+	echo "inode order; the MD5 limit is one OpenSSL MD5 stream ($(awk -v b="$MD5_BPS" 'BEGIN { printf "%.2f", b / 1e9 }') GB/s here)."
+	[ "$can_drop" = 1 ] || echo "(not root: no cold-cache figures)"
+	echo
+	echo "| corpus | cache | photoidx | read limit | MD5 limit | md5sum -P$NPROC | hashdeep | exiftool | vs read limit | vs md5sum | vs hashdeep | vs exiftool | photoidx peak RSS |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	for c in $CORPORA; do
+		bytes=$(bytes_of "$BENCH_DIR/$c")
+		files=$(find "$BENCH_DIR/$c" -type f | wc -l)
+		for cache in warm cold; do
+			awk -v c="$c" -v k="$cache" -v bytes="$bytes" -v files="$files" -v md5bps="$MD5_BPS" '
+				$1 == c && $2 == k { t[$3] = $4; r[$3] = $5 }
+				function f(x) { return x == "" ? "-" : sprintf("%.2f", x) }
+				function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2fx", a / b) }
+				END {
+					if (t["photoidx"] == "") exit
+					md5lim = bytes / md5bps
+					printf "| %s (%d files, %.1f GB) | %s | %s | %s | %.2f | %s | %s | %s | %s | %s | %s | %s | %.0f MB |\n",
+						c, files, bytes / 1e9, k, f(t["photoidx"]), f(t["read_limit"]), md5lim, f(t["md5sum"]),
+						f(t["hashdeep"]), f(t["exiftool"]), ratio(t["photoidx"], t["read_limit"]),
+						ratio(t["photoidx"], t["md5sum"]), ratio(t["photoidx"], t["hashdeep"]),
+						ratio(t["photoidx"], t["exiftool"]), r["photoidx"] / 1024
+				}' "$RESULTS"
+		done
+	done
+	awk '$3 == "photoidx_rescan" { p = $4; r = $5 } $3 == "find_stat" { f = $4 }
+		END { if (p != "") printf "\nUnchanged rescan of the card: photoidx %.2f s, `find -printf` of the same stat fields %.2f s (%.2fx), peak RSS %.0f MB.\n", p, f, (f > 0 ? p / f : 0), r / 1024 }' "$RESULTS"
+}
+
+report >"$BENCH_DIR/report.md"
+cat "$BENCH_DIR/report.md"
+cp "$BENCH_DIR/report.md" "$REPO/doc/bench.md.tmp" && mv "$REPO/doc/bench.md.tmp" "$REPO/doc/bench.md"
+awk -v report="$BENCH_DIR/report.md" '
+	/^<!-- bench -->$/ { print; while ((getline line < report) > 0) print line; skip = 1; next }
+	/^<!-- \/bench -->$/ { skip = 0 }
+	!skip { print }' "$REPO/README.md" >"$REPO/README.md.tmp" && mv "$REPO/README.md.tmp" "$REPO/README.md"
