@@ -60,14 +60,6 @@ static void options_clear(ScanOptions *o)
 	g_strfreev(o->paths);
 }
 
-static gboolean is_under(const char *path, const char *root)
-{
-	gsize n = strlen(root);
-	if (strcmp(root, "/") == 0)
-		return TRUE;
-	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static int compare_strings(gconstpointer a, gconstpointer b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -103,7 +95,7 @@ static char **canonical_roots(char **paths, guint *n_bad)
 	g_ptr_array_sort(roots, compare_strings);
 	for (guint i = 0; i < roots->len; i++) {
 		const char *r = g_ptr_array_index(roots, i);
-		if (out->len > 0 && is_under(r, g_ptr_array_index(out, out->len - 1)))
+		if (out->len > 0 && pix_path_is_under(r, g_ptr_array_index(out, out->len - 1)))
 			continue;
 		g_ptr_array_add(out, g_strdup(r));
 	}

@@ -17,6 +17,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/stat.h>
 
 PixDir *pix_dir_new(const char *path)
@@ -65,13 +66,26 @@ void pix_item_free(PixItem *item)
 	g_free(item);
 }
 
+char *pix_path_join(const char *dir, const char *name)
+{
+	if (dir[0] == '/' && dir[1] == '\0')
+		return g_strconcat("/", name, NULL);
+	return g_strconcat(dir, "/", name, NULL);
+}
+
+gboolean pix_path_is_under(const char *path, const char *root)
+{
+	gsize n = strlen(root);
+	if (strcmp(root, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
 char *pix_item_path(const PixItem *item)
 {
 	if (item->name == NULL)
 		return g_strdup(item->dir->path);
-	if (item->dir->path[0] == '/' && item->dir->path[1] == '\0')
-		return g_strconcat("/", item->name, NULL);
-	return g_strconcat(item->dir->path, "/", item->name, NULL);
+	return pix_path_join(item->dir->path, item->name);
 }
 
 void pix_item_set_error(PixItem *item, const char *fmt, ...)

@@ -126,6 +126,12 @@ PixItem *pix_item_new(PixAction action, PixDir *dir, const char *name);
 void pix_item_free(PixItem *item);
 /* Full path "dir/name" (transfer full). */
 char *pix_item_path(const PixItem *item);
+
+/* "dir/name", without doubling the slash of the root "/" (transfer full). */
+char *pix_path_join(const char *dir, const char *name);
+/* Whether `path` is `root` or lies below it (component-wise: "/a/bc" is
+ * not below "/a/b"). */
+gboolean pix_path_is_under(const char *path, const char *root);
 /* Sets item->error (printf-style), replacing any earlier one. */
 void pix_item_set_error(PixItem *item, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 

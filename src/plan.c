@@ -43,13 +43,6 @@ typedef struct {
 	GError *error;
 } Plan;
 
-static char *join_path(const char *dir, const char *name)
-{
-	if (dir[0] == '/' && dir[1] == '\0')
-		return g_strconcat("/", name, NULL);
-	return g_strconcat(dir, "/", name, NULL);
-}
-
 static const char *file_type_name(guint32 mode)
 {
 	if (S_ISFIFO(mode))
@@ -96,7 +89,7 @@ static gboolean dev_has_rows(Plan *p, guint64 dev)
 /* Whether the path of a row that the listing lacks is really gone. */
 static gboolean is_gone(const char *dir_path, const char *name)
 {
-	g_autofree char *path = join_path(dir_path, name);
+	g_autofree char *path = pix_path_join(dir_path, name);
 	struct stat st;
 	if (lstat(path, &st) != 0)
 		return errno == ENOENT;
@@ -130,7 +123,7 @@ static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e)
 		PixItem *item = pix_item_new(PIX_ACT_MOVE, dir, e->name);
 		set_old(item, row);
 		item->st = e->st;
-		item->old_path = join_path(row->dir_path, row->name);
+		item->old_path = pix_path_join(row->dir_path, row->name);
 		/* the content is known unless the row never had a good read */
 		item->is_read = !(row->has_md5 && S_ISREG(row->st.mode) && !row->is_recheck);
 		g_hash_table_add(p->claimed, GSIZE_TO_POINTER((gsize)row->id));
@@ -150,7 +143,7 @@ static PixItem *missing_item(PixDir *dir, const PixFileRow *row)
 /* An entry that is not read: a special file, or one that cannot be stat'ed. */
 static void plan_unreadable(Plan *p, PixDir *dir, const PixEntry *e, PixFileRow *row)
 {
-	g_autofree char *path = join_path(dir->path, e->name);
+	g_autofree char *path = pix_path_join(dir->path, e->name);
 	g_autofree char *q = pix_quote(path);
 
 	if (e->stat_errno != 0) {
@@ -284,21 +277,13 @@ static void plan_listing(Plan *p, PixListing *l)
 	}
 }
 
-static gboolean is_under(const char *path, const char *root)
-{
-	gsize n = strlen(root);
-	if (strcmp(root, "/") == 0)
-		return TRUE;
-	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static gboolean is_unsafe(Plan *p, const char *path)
 {
 	GHashTableIter it;
 	gpointer key;
 	g_hash_table_iter_init(&it, p->unsafe_roots);
 	while (g_hash_table_iter_next(&it, &key, NULL))
-		if (is_under(path, key))
+		if (pix_path_is_under(path, key))
 			return TRUE;
 	return FALSE;
 }

@@ -80,13 +80,6 @@ void pix_listing_free(PixListing *l)
 	g_free(l);
 }
 
-static char *join_path(const char *dir, const char *name)
-{
-	if (dir[0] == '/' && dir[1] == '\0')
-		return g_strconcat("/", name, NULL);
-	return g_strconcat(dir, "/", name, NULL);
-}
-
 gboolean pix_walk_is_excluded(const PixWalkConfig *cfg, const char *dir_path, const char *name)
 {
 	g_autofree char *path = NULL;
@@ -94,7 +87,7 @@ gboolean pix_walk_is_excluded(const PixWalkConfig *cfg, const char *dir_path, co
 	if (cfg->exclude_paths != NULL) {
 		for (char **p = cfg->exclude_paths; *p != NULL; p++) {
 			if (path == NULL)
-				path = join_path(dir_path, name);
+				path = pix_path_join(dir_path, name);
 			if (strcmp(*p, path) == 0)
 				return TRUE;
 		}
@@ -107,7 +100,7 @@ gboolean pix_walk_is_excluded(const PixWalkConfig *cfg, const char *dir_path, co
 				return TRUE;
 		} else {
 			if (path == NULL)
-				path = join_path(dir_path, name);
+				path = pix_path_join(dir_path, name);
 			if (fnmatch(*p, path, 0) == 0)
 				return TRUE;
 		}
@@ -226,7 +219,7 @@ static void list_dir(const PixWalkConfig *cfg, GArray *stack, Frame *frame, guin
 				l->n_skipped++;
 				g_free(e.name);
 			} else if (is_ancestor(stack, &e.st)) {
-				g_autofree char *p = join_path(dir_path, e.name);
+				g_autofree char *p = pix_path_join(dir_path, e.name);
 				g_autofree char *q = pix_quote(p);
 				pix_warn("not entering '%s': it is one of its own parent directories (bind mount loop)", q);
 				l->n_skipped++;
@@ -323,7 +316,7 @@ void pix_walk_run(const PixWalkConfig *cfg, char **roots, PixQueue *out)
 			DirName dn = g_array_index(top->subdirs, DirName, top->next++);
 			g_autofree char *name = dn.name;
 			PixDir *dir = pix_dir_new(NULL);
-			dir->path = join_path(top->dir->path, name);
+			dir->path = pix_path_join(top->dir->path, name);
 			dir->parent = pix_dir_ref(top->dir);
 			/* enter_dir may grow the stack: `top` is stale after it */
 			if (enter_dir(stack, top->fd, name, dir, out))

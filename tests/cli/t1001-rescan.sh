@@ -166,6 +166,18 @@ test_expect_success 'an empty root (an unmounted disk) does not mark its files m
 	test "$(q "select state from file_info where name = \"photo.jpg\"")" = ok
 '
 
+test_expect_success 'a scan of another root leaves the first root'\''s files alone' '
+	mkdir -p other && echo other >other/o.txt && age other &&
+	before=$(q "select count(*) from file_info where state = \"ok\"") &&
+	px scan --db "$DB" --json other >s.json &&
+	test "$(jq -c "[.new, .missing]" s.json)" = "[1,0]" &&
+	test "$(q "select count(*) from file_info where state = \"ok\"")" = $((before + 1)) &&
+	rm -r other &&
+	px scan --db "$DB" --json lib >s.json &&
+	test "$(jq .missing s.json)" = 0 &&
+	test "$(q "select state from file_info where name = \"o.txt\"")" = ok
+'
+
 test_expect_success 'the catalog stays sound' '
 	test "$(q "pragma integrity_check")" = ok &&
 	test "$(q "select count(*) from changes c left join files f on f.id = c.file_id where f.id is null")" = 0

@@ -26,32 +26,6 @@
 
 /* --- fixtures --- */
 
-/*
- * Runs mkfixture with `kind` and the NULL-terminated options, and returns
- * the file it wrote, or NULL when the generator is not available (the
- * test is then marked skipped and must return).
- */
-static GBytes *fixture_v(const char *kind, const char *const *opts)
-{
-	g_autofree char *dir = pix_test_dir("fixture");
-	g_autofree char *out = g_build_filename(dir, "out", NULL);
-	const char *a[32] = { kind, out };
-	guint n = 2;
-
-	for (guint i = 0; opts[i] != NULL; i++) {
-		g_assert_cmpuint(n, <, G_N_ELEMENTS(a) - 1);
-		a[n++] = opts[i];
-	}
-	/* pix_test_mkfixture() stops at the first NULL of its arguments */
-	if (!pix_test_mkfixture(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11],
-	                        a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21],
-	                        a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31], NULL))
-		return NULL;
-	char *data = NULL;
-	gsize len = 0;
-	g_assert_true(g_file_get_contents(out, &data, &len, NULL));
-	return g_bytes_new_take(data, len);
-}
 
 /* The payload of the first APP1 "Exif\0\0" segment of a JPEG, or NULL. */
 static GBytes *exif_segment(const guint8 *d, gsize len)
@@ -80,7 +54,7 @@ static GBytes *exif_segment(const guint8 *d, gsize len)
  * (NULL: skipped). */
 static GBytes *exif_block_v(const char *const *opts)
 {
-	g_autoptr(GBytes) jpeg = fixture_v("jpeg", opts);
+	g_autoptr(GBytes) jpeg = pix_test_fixture_bytes("jpeg", opts);
 	if (jpeg == NULL)
 		return NULL;
 	gsize len;

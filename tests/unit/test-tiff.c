@@ -178,30 +178,6 @@ static void for_both_orders(void (*damage)(Block *b), const char *mention, const
 
 /* --- fixtures --- */
 
-/* Runs mkfixture with `kind` and the NULL-terminated options; NULL when
- * the generator is not available (the test is then skipped). */
-static GBytes *fixture_v(const char *kind, const char *const *opts)
-{
-	g_autofree char *dir = pix_test_dir("fixture");
-	g_autofree char *out = g_build_filename(dir, "out", NULL);
-	const char *a[32] = { kind, out };
-	guint n = 2;
-
-	for (guint i = 0; opts[i] != NULL; i++) {
-		g_assert_cmpuint(n, <, G_N_ELEMENTS(a) - 1);
-		a[n++] = opts[i];
-	}
-	/* pix_test_mkfixture() stops at the first NULL of its arguments */
-	if (!pix_test_mkfixture(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11],
-	                        a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21],
-	                        a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31], NULL))
-		return NULL;
-	char *data = NULL;
-	gsize len = 0;
-	g_assert_true(g_file_get_contents(out, &data, &len, NULL));
-	return g_bytes_new_take(data, len);
-}
-#define FIXTURE(kind, ...) fixture_v(kind, (const char *const[]){ __VA_ARGS__, NULL })
 
 /* The TIFF structure inside a JPEG's first APP1 "Exif\0\0" segment. */
 static GBytes *jpeg_tiff_block(GBytes *jpeg)

@@ -53,10 +53,10 @@ static inline void pix_test_write(const char *path, const void *data, gsize len)
 
 /*
  * Runs the fixture generator ($MKFIXTURE, set by `make check`) with the
- * NULL-terminated arguments.  Returns FALSE (and marks the test skipped)
- * when MKFIXTURE is not set.
+ * NULL-terminated argument vector.  Returns FALSE (and marks the test
+ * skipped) when MKFIXTURE is not set.
  */
-static inline gboolean pix_test_mkfixture(const char *first, ...)
+static inline gboolean pix_test_mkfixturev(const char *const *argv)
 {
 	const char *tool = g_getenv("MKFIXTURE");
 	if (tool == NULL) {
@@ -65,11 +65,8 @@ static inline gboolean pix_test_mkfixture(const char *first, ...)
 	}
 	GPtrArray *args = g_ptr_array_new();
 	g_ptr_array_add(args, (char *)tool);
-	va_list ap;
-	va_start(ap, first);
-	for (const char *a = first; a != NULL; a = va_arg(ap, const char *))
-		g_ptr_array_add(args, (char *)a);
-	va_end(ap);
+	for (const char *const *a = argv; *a != NULL; a++)
+		g_ptr_array_add(args, (char *)*a);
 	g_ptr_array_add(args, NULL);
 	int status = 0;
 	GError *error = NULL;
@@ -79,6 +76,48 @@ static inline gboolean pix_test_mkfixture(const char *first, ...)
 	g_ptr_array_free(args, TRUE);
 	return TRUE;
 }
+
+/* As pix_test_mkfixturev(), with the arguments listed (NULL-terminated). */
+static inline gboolean pix_test_mkfixture(const char *first, ...)
+{
+	GPtrArray *args = g_ptr_array_new();
+	va_list ap;
+	va_start(ap, first);
+	for (const char *a = first; a != NULL; a = va_arg(ap, const char *))
+		g_ptr_array_add(args, (char *)a);
+	va_end(ap);
+	g_ptr_array_add(args, NULL);
+	gboolean ok = pix_test_mkfixturev((const char *const *)args->pdata);
+	g_ptr_array_free(args, TRUE);
+	return ok;
+}
+
+/*
+ * The bytes of a fixture made by `mkfixture KIND OUT OPTS...` (OPTS
+ * NULL-terminated), or NULL when the generator is not available (the test
+ * is then marked skipped and must return).  FIXTURE(kind, opts...) lists
+ * the options in place.
+ */
+static inline GBytes *pix_test_fixture_bytes(const char *kind, const char *const *opts)
+{
+	g_autofree char *dir = pix_test_dir("fixture");
+	g_autofree char *out = g_build_filename(dir, "out", NULL);
+	GPtrArray *args = g_ptr_array_new();
+	g_ptr_array_add(args, (char *)kind);
+	g_ptr_array_add(args, out);
+	for (const char *const *o = opts; *o != NULL; o++)
+		g_ptr_array_add(args, (char *)*o);
+	g_ptr_array_add(args, NULL);
+	gboolean ok = pix_test_mkfixturev((const char *const *)args->pdata);
+	g_ptr_array_free(args, TRUE);
+	if (!ok)
+		return NULL;
+	char *data = NULL;
+	gsize len = 0;
+	g_assert_true(g_file_get_contents(out, &data, &len, NULL));
+	return g_bytes_new_take(data, len);
+}
+#define FIXTURE(kind, ...) pix_test_fixture_bytes(kind, (const char *const[]){ __VA_ARGS__, NULL })
 
 /* The directory of the shared samples, or NULL (test skipped) when absent. */
 static inline const char *pix_test_samples(void)
