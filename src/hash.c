@@ -2,25 +2,44 @@
  * hash.c: hasher threads (see hash.h).
  *
  * Reads PixChunks from its input queue; writes finished PixItems to the
- * store queue.  One thread per input queue; a file's chunks all come
+ * store queue.  One thread per input queue; all messages of a file come
  * through one queue, in order, so one thread sees a whole file.
  *
+ * With AVX2 or AVX-512 (md5-lanes.c), a hasher keeps every file it has
+ * data for and runs up to 8 or 16 of them at a time in SIMD lanes,
+ * gathering whichever have whole 64-byte blocks ready, so files of any
+ * sizes keep the lanes busy; a file alone goes through the scalar block
+ * function on the same state.  Without either, each file goes through
+ * OpenSSL's EVP MD5, the reference.  Either way the metadata parser gets the same bytes, in order,
+ * as they arrive.
+ *
+ * The hasher waits on its queue only when none of its files has work;
+ * otherwise it takes what is queued without waiting, then hashes.
+ *
  * Invariants:
- *  1. Between a file's START and END, item->hash_state holds an MD5 context
- *     and item->meta_state a metadata parser that have seen exactly the
- *     bytes of the current pass, in file order (RESTART starts both anew).
- *  2. An item leaves with has_md5 set only when its END had no error: a
+ *  1. A File's MD5 state (or EVP context) and metadata parser have seen
+ *     exactly the bytes of the current pass up to the consumed position, in
+ *     file order (RESTART starts both anew).
+ *  2. Bytes not yet hashed are in the File's chunks (from `off` in the
+ *     first) and its carry (fewer than 64, preceding the chunks).
+ *  3. An item leaves with has_md5 set only when its END had no error: a
  *     failed or unstable read never yields a hash.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "hash.h"
 #include "log.h"
+#include "md5-lanes.h"
 #include "meta.h"
 #include "read.h"
 
 #include <openssl/evp.h>
+#include <string.h>
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(EVP_MD_CTX, EVP_MD_CTX_free)
+
+/* Most blocks one lane step runs before the hasher looks at its queue
+ * again (1 MiB per lane). */
+#define MAX_STEP_BLOCKS 16384
 
 struct PixHashers {
 	GThread **threads;
@@ -30,53 +49,169 @@ struct PixHashers {
 typedef struct {
 	PixQueue *in;
 	PixQueue *out;
+	guint n_lanes;              /* streams hashed at once; 0: OpenSSL per file */
+	gboolean is_lanes;          /* n_lanes > 0 */
 } HasherArgs;
 
-static void begin_file(PixItem *item)
-{
-	EVP_MD_CTX *ctx = item->hash_state;
-	if (ctx == NULL)
-		item->hash_state = ctx = EVP_MD_CTX_new();
-	if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_md5(), NULL) != 1)
-		g_error("OpenSSL cannot initialise MD5");
-	pix_meta_parser_free(item->meta_state);
-	item->meta_state = pix_meta_parser_new();
-}
+/* A file between its START and its END. */
+typedef struct {
+	PixItem *item;              /* (owned) */
+	PixMd5 md5;                 /* is_lanes: the state */
+	EVP_MD_CTX *evp;            /* !is_lanes: the state (owned) */
+	PixMetaParser *meta;        /* (owned) */
+	GQueue chunks;              /* PixChunk* with bytes not yet hashed (owned) */
+	gsize off;                  /* bytes of the first chunk already hashed */
+	guint8 carry[PIX_MD5_BLOCK];/* bytes of a block split across chunks */
+	gsize carry_len;
+	PixChunk *end;              /* the END message once it came (owned;
+	                               its data, if any, is also in `chunks`) */
+} File;
 
-static void end_file(PixItem *item)
+static void file_reset(File *f, gboolean is_lanes)
 {
-	EVP_MD_CTX_free(item->hash_state);
-	item->hash_state = NULL;
-	pix_meta_parser_free(item->meta_state);
-	item->meta_state = NULL;
-}
-
-/* Applies END to the item; returns it when it goes to the store. */
-static PixItem *finish_file(PixChunk *end)
-{
-	PixItem *item = end->item;
-
-	if (end->is_aborted) {
-		end_file(item);
-		pix_item_free(item);
-		return NULL;
+	PixChunk *c;
+	while ((c = g_queue_pop_head(&f->chunks)) != NULL)
+		if (c != f->end)
+			pix_chunk_free(c);
+	f->off = 0;
+	f->carry_len = 0;
+	if (is_lanes) {
+		pix_md5_init(&f->md5);
+	} else {
+		if (f->evp == NULL)
+			f->evp = EVP_MD_CTX_new();
+		if (f->evp == NULL || EVP_DigestInit_ex(f->evp, EVP_md5(), NULL) != 1)
+			g_error("OpenSSL cannot initialise MD5");
 	}
+	pix_meta_parser_free(f->meta);
+	f->meta = pix_meta_parser_new();
+}
+
+static void file_free(File *f)
+{
+	file_reset(f, TRUE);
+	EVP_MD_CTX_free(f->evp);
+	pix_meta_parser_free(f->meta);
+	pix_chunk_free(f->end);
+	g_free(f);
+}
+
+/* Bytes of whole blocks ready at the head of the file, contiguous. */
+static gsize ready_blocks(File *f)
+{
+	const PixChunk *c = g_queue_peek_head(&f->chunks);
+	if (c == NULL || f->carry_len > 0)
+		return 0;
+	return (c->len - f->off) / PIX_MD5_BLOCK;
+}
+
+static void consume(File *f, gsize n_blocks)
+{
+	PixChunk *c = g_queue_peek_head(&f->chunks);
+	f->off += n_blocks * PIX_MD5_BLOCK;
+	if (f->off == c->len) {
+		g_queue_pop_head(&f->chunks);
+		if (c != f->end)
+			pix_chunk_free(c);
+		f->off = 0;
+	}
+}
+
+/*
+ * Makes the next block contiguous: bytes left at the end of a chunk (fewer
+ * than a block) go to the carry, and the carry is completed from the next
+ * chunk and hashed.  Chunks are whole reads, multiples of 64, so this only
+ * happens at the end of a file, or when a read came up short.
+ */
+static void settle(File *f)
+{
+	for (;;) {
+		PixChunk *c = g_queue_peek_head(&f->chunks);
+		if (c == NULL)
+			return;
+		gsize left = c->len - f->off;
+		if (f->carry_len > 0) {
+			gsize take = MIN(left, PIX_MD5_BLOCK - f->carry_len);
+			memcpy(f->carry + f->carry_len, c->data + f->off, take);
+			f->carry_len += take;
+			f->off += take;
+			if (f->carry_len == PIX_MD5_BLOCK) {
+				pix_md5_blocks(&f->md5, f->carry, 1);
+				f->carry_len = 0;
+			}
+		} else if (left < PIX_MD5_BLOCK) {
+			memcpy(f->carry, c->data + f->off, left);
+			f->carry_len = left;
+			f->off = c->len;
+		} else {
+			return;
+		}
+		if (f->off == c->len) {
+			g_queue_pop_head(&f->chunks);
+			if (c != f->end)
+				pix_chunk_free(c);
+			f->off = 0;
+		}
+	}
+}
+
+/* Takes one message; returns the File it concerns (new for START). */
+static File *take(GPtrArray *files, PixChunk *c, gboolean is_lanes)
+{
+	File *f = NULL;
+	if (c->flags & PIX_CHUNK_START) {
+		f = g_new0(File, 1);
+		f->item = c->item;
+		g_queue_init(&f->chunks);
+		file_reset(f, is_lanes);
+		g_ptr_array_add(files, f);
+	} else {
+		for (guint i = 0; i < files->len && f == NULL; i++)
+			if (((File *)g_ptr_array_index(files, i))->item == c->item)
+				f = g_ptr_array_index(files, i);
+		g_assert(f != NULL);
+	}
+	if (c->flags & PIX_CHUNK_RESTART)
+		file_reset(f, is_lanes);
+	if (c->len > 0) {
+		pix_meta_parser_feed(f->meta, c->data, c->len);
+		if (!is_lanes && EVP_DigestUpdate(f->evp, c->data, c->len) != 1)
+			g_error("OpenSSL cannot update MD5");
+	}
+	if (c->flags & PIX_CHUNK_END)
+		f->end = c;
+	if (is_lanes && c->len > 0)
+		g_queue_push_tail(&f->chunks, c);
+	else if (!(c->flags & PIX_CHUNK_END))
+		pix_chunk_free(c);
+	return f;
+}
+
+/* The file is complete (END came, every byte hashed): finish its item. */
+static PixItem *finish(File *f, gboolean is_lanes)
+{
+	PixItem *item = g_steal_pointer(&f->item);
+	PixChunk *end = f->end;
+
 	item->is_read = TRUE;
 	if (end->error != NULL) {
 		g_free(item->error);
 		item->error = g_steal_pointer(&end->error);
-		end_file(item);
 		return item;
 	}
-	unsigned int len = 0;
-	if (EVP_DigestFinal_ex(item->hash_state, item->md5, &len) != 1 || len != 16)
-		g_error("OpenSSL cannot finish MD5");
+	if (is_lanes) {
+		g_assert(g_queue_is_empty(&f->chunks));
+		pix_md5_finish(&f->md5, f->carry, f->carry_len, item->md5);
+	} else {
+		unsigned int len = 0;
+		if (EVP_DigestFinal_ex(f->evp, item->md5, &len) != 1 || len != 16)
+			g_error("OpenSSL cannot finish MD5");
+	}
 	item->has_md5 = TRUE;
 	item->st = end->st;
 	item->bytes_read = end->bytes_read;
 	item->is_racy = end->is_racy;
-	pix_meta_parser_finish(item->meta_state, item);
-	end_file(item);
+	pix_meta_parser_finish(f->meta, item);
 	if (item->error != NULL) {
 		g_autofree char *path = pix_item_path(item);
 		g_autofree char *q = pix_quote(path);
@@ -85,31 +220,99 @@ static PixItem *finish_file(PixChunk *end)
 	return item;
 }
 
+/* Whether the file has nothing left to hash but its last partial block
+ * (lanes: after settle(), which puts that block in the carry). */
+static gboolean is_complete(File *f)
+{
+	if (f->end == NULL)
+		return FALSE;
+	return f->end->error != NULL || f->end->is_aborted || g_queue_is_empty(&f->chunks);
+}
+
+/* Finishes complete files; returns how many it passed on or dropped. */
+static guint finish_complete(GPtrArray *files, PixQueue *out, gboolean is_lanes)
+{
+	guint n = 0;
+	for (guint i = 0; i < files->len;) {
+		File *f = g_ptr_array_index(files, i);
+		if (is_lanes)
+			settle(f);
+		if (!is_complete(f)) {
+			i++;
+			continue;
+		}
+		if (f->end->is_aborted) {
+			pix_item_free(g_steal_pointer(&f->item));
+		} else {
+			pix_queue_push(out, finish(f, is_lanes));
+		}
+		g_ptr_array_remove_index(files, i);   /* keeps arrival order */
+		file_free(f);
+		n++;
+	}
+	return n;
+}
+
+/* One lane step over up to n_lanes files with whole blocks; returns
+ * whether there was anything to hash. */
+static gboolean hash_step(GPtrArray *files, guint n_lanes)
+{
+	PixMd5 *states[PIX_MD5_MAX_LANES];
+	const guint8 *data[PIX_MD5_MAX_LANES];
+	File *picked[PIX_MD5_MAX_LANES];
+	gsize n_blocks = MAX_STEP_BLOCKS;
+	guint n = 0;
+
+	/* oldest first: finishing files soonest frees their buffers */
+	for (guint i = 0; i < files->len && n < n_lanes; i++) {
+		File *f = g_ptr_array_index(files, i);
+		gsize ready = ready_blocks(f);
+		if (ready == 0)
+			continue;
+		const PixChunk *c = g_queue_peek_head(&f->chunks);
+		picked[n] = f;
+		states[n] = &f->md5;
+		data[n] = c->data + f->off;
+		n_blocks = MIN(n_blocks, ready);
+		n++;
+	}
+	if (n == 0)
+		return FALSE;
+	if (n == 1)
+		pix_md5_blocks(states[0], data[0], n_blocks);
+	else
+		pix_md5_lanes_blocks(states, data, n, n_blocks);
+	for (guint i = 0; i < n; i++)
+		consume(picked[i], n_blocks);
+	return TRUE;
+}
+
 static gpointer hasher_main(gpointer data)
 {
 	HasherArgs *args = data;
-	PixChunk *c;
+	GPtrArray *files = g_ptr_array_new();
+	gboolean is_open = TRUE;
 
-	while ((c = pix_queue_pop(args->in)) != NULL) {
-		PixItem *item = c->item;
-		switch (c->kind) {
-		case PIX_CHUNK_START:
-		case PIX_CHUNK_RESTART:
-			begin_file(item);
-			break;
-		case PIX_CHUNK_DATA:
-			if (EVP_DigestUpdate(item->hash_state, c->data, c->len) != 1)
-				g_error("OpenSSL cannot update MD5");
-			pix_meta_parser_feed(item->meta_state, c->data, c->len);
-			break;
-		case PIX_CHUNK_END:
-			item = finish_file(c);
-			if (item != NULL)
-				pix_queue_push(args->out, item);
-			break;
+	while (is_open || files->len > 0) {
+		/* wait only when there is nothing to hash */
+		gboolean is_busy = FALSE;
+		for (guint i = 0; i < files->len && !is_busy; i++)
+			is_busy = ready_blocks(g_ptr_array_index(files, i)) > 0;
+		gboolean is_timeout = FALSE;
+		PixChunk *c = is_open ? pix_queue_pop_timeout(args->in, is_busy ? 0 : -1, &is_timeout) : NULL;
+		while (c != NULL) {
+			take(files, c, args->is_lanes);
+			c = pix_queue_pop_timeout(args->in, 0, &is_timeout);
 		}
-		pix_chunk_free(c);
+		if (!is_timeout)
+			is_open = FALSE;
+		finish_complete(files, args->out, args->is_lanes);
+		if (args->is_lanes)
+			hash_step(files, args->n_lanes);
+		finish_complete(files, args->out, args->is_lanes);
 	}
+	g_assert(files->len == 0);
+	g_ptr_array_free(files, TRUE);
 	pix_queue_close(args->out);
 	g_free(args);
 	return NULL;
@@ -124,6 +327,8 @@ PixHashers *pix_hash_start(PixQueue **in, guint n, PixQueue *out)
 		HasherArgs *args = g_new0(HasherArgs, 1);
 		args->in = in[i];
 		args->out = out;
+		args->n_lanes = pix_md5_lane_count();
+		args->is_lanes = args->n_lanes > 0;
 		h->threads[i] = g_thread_new("pix-hash", hasher_main, args);
 	}
 	return h;

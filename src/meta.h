@@ -51,4 +51,12 @@ void pix_jpeg_parser_feed(PixJpegParser *p, const guint8 *data, gsize len);
 void pix_jpeg_parser_finish(PixJpegParser *p, PixJpegInfo *info);
 void pix_jpeg_info_clear(PixJpegInfo *info);
 
+/*
+ * The vector width of the entropy-data scan, in bits: 512 (AVX-512BW), 256
+ * (AVX2), 128 (SSE2) or 0 (scalar).  The widest the CPU has is used unless
+ * set otherwise; setting clamps to what the CPU has and returns the width
+ * set.  For tests, which run the parser at every width.
+ */
+guint pix_jpeg_set_scan_bits(guint bits);
+
 #endif

@@ -3,12 +3,18 @@
  *
  * A ring buffer of `capacity` pointers under one mutex, with one condition
  * for "not empty" and one for "not full".  Any thread may push or pop.
+ * A condition is signalled only when a thread waits on it: GLib's
+ * g_cond_signal() makes a futex system call every time, which cost a
+ * system call per message per queue when nobody was waiting.
  *
  * Invariants:
  *  1. 0 <= len <= capacity, and the `len` elements from `head` (mod
  *     capacity) are the queued pointers in push order.
  *  2. open_producers only decreases; pop returns NULL at the end of input
  *     only when open_producers == 0 and len == 0.
+ *  3. n_pop_waiters / n_push_waiters count the threads inside g_cond_wait*
+ *     on not_empty / not_full; both change only under the lock, so a push
+ *     or pop that sees zero has no one to wake.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "queue.h"
@@ -17,6 +23,8 @@ struct PixQueue {
 	GMutex lock;
 	GCond not_empty;
 	GCond not_full;
+	guint n_pop_waiters;    /* threads waiting on not_empty */
+	guint n_push_waiters;   /* threads waiting on not_full */
 	gpointer *ring;
 	guint capacity;
 	guint head;
@@ -59,12 +67,16 @@ void pix_queue_push(PixQueue *q, gpointer data)
 	g_assert(data != NULL);
 	g_mutex_lock(&q->lock);
 	g_assert(q->open_producers > 0);
-	while (q->len == q->capacity)
+	while (q->len == q->capacity) {
+		q->n_push_waiters++;
 		g_cond_wait(&q->not_full, &q->lock);
+		q->n_push_waiters--;
+	}
 	q->ring[(q->head + q->len) % q->capacity] = data;
 	q->len++;
 	g_assert(queue_check(q));
-	g_cond_signal(&q->not_empty);
+	if (q->n_pop_waiters > 0)
+		g_cond_signal(&q->not_empty);
 	g_mutex_unlock(&q->lock);
 }
 
@@ -77,15 +89,22 @@ gpointer pix_queue_pop_timeout(PixQueue *q, gint64 timeout_us, gboolean *is_time
 		*is_timeout = FALSE;
 	g_mutex_lock(&q->lock);
 	while (q->len == 0 && q->open_producers > 0) {
-		if (deadline < 0) {
-			g_cond_wait(&q->not_empty, &q->lock);
-		} else if (!g_cond_wait_until(&q->not_empty, &q->lock, deadline)) {
-			if (q->len == 0 && q->open_producers > 0) {
-				if (is_timeout != NULL)
-					*is_timeout = TRUE;
-				g_mutex_unlock(&q->lock);
-				return NULL;
-			}
+		gboolean is_woken = TRUE;
+		if (deadline >= 0 && g_get_monotonic_time() >= deadline) {
+			is_woken = FALSE;
+		} else {
+			q->n_pop_waiters++;
+			if (deadline < 0)
+				g_cond_wait(&q->not_empty, &q->lock);
+			else
+				is_woken = g_cond_wait_until(&q->not_empty, &q->lock, deadline);
+			q->n_pop_waiters--;
+		}
+		if (!is_woken && q->len == 0 && q->open_producers > 0) {
+			if (is_timeout != NULL)
+				*is_timeout = TRUE;
+			g_mutex_unlock(&q->lock);
+			return NULL;
 		}
 	}
 	if (q->len > 0) {
@@ -93,7 +112,8 @@ gpointer pix_queue_pop_timeout(PixQueue *q, gint64 timeout_us, gboolean *is_time
 		q->ring[q->head] = NULL;
 		q->head = (q->head + 1) % q->capacity;
 		q->len--;
-		g_cond_signal(&q->not_full);
+		if (q->n_push_waiters > 0)
+			g_cond_signal(&q->not_full);
 	}
 	g_assert(queue_check(q));
 	g_mutex_unlock(&q->lock);

@@ -9,13 +9,14 @@
  * Invariants:
  *  1. At most pool->max buffers exist at once (the memory cap); a reader
  *     that needs one waits for a consumer to free one.
- *  2. Every item popped from `in` yields exactly one START and one END, in
- *     that order, on a single output queue, or is freed unread after a stop
- *     request.
+ *  2. Every item popped from `in` yields messages on a single output queue,
+ *     the first flagged START and the last END (the same message when there
+ *     is one), or is freed unread after a stop request.
  *  3. A file's hash is only ever computed from one complete pass over a
  *     file whose size, mtime and ctime did not change during that pass
  *     (else RESTART, or END with an error).
- *  4. The item is not touched by the reader after START is pushed.
+ *  4. The item is not touched by the reader after START is pushed (only
+ *     its pointer rides along in later messages).
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "read.h"
@@ -110,10 +111,10 @@ void pix_chunk_free(PixChunk *c)
 	g_free(c);
 }
 
-static PixChunk *chunk_new(PixChunkKind kind, PixItem *item)
+static PixChunk *chunk_new(guint flags, PixItem *item)
 {
 	PixChunk *c = g_new0(PixChunk, 1);
-	c->kind = kind;
+	c->flags = flags;
 	c->item = item;
 	return c;
 }
@@ -164,10 +165,17 @@ static int open_file(const char *path)
 	return fd;
 }
 
-/* Reads up to cap bytes, retrying short reads; returns bytes or -errno. */
-static gssize read_full(int fd, guint8 *buf, gsize cap)
+/*
+ * Reads up to cap bytes, retrying short reads, but stops at `expect` bytes
+ * (what fstat said the file holds from here): a read past the end would
+ * return 0 and cost a system call per file.  A file that grew is caught by
+ * the fstat after the pass.  Returns bytes or -errno.
+ */
+static gssize read_full(int fd, guint8 *buf, gsize cap, gint64 expect)
 {
 	gsize got = 0;
+	if (expect >= 0 && (guint64)expect < cap)
+		cap = expect > 0 ? (gsize)expect : 1;   /* 1: still see a file that grew */
 	while (got < cap) {
 		ssize_t n = read(fd, buf + got, cap - got);
 		if (n < 0) {
@@ -188,61 +196,76 @@ static gboolean is_stable(const PixStat *a, const PixStat *b, gint64 bytes)
 	       a->ctime_ns == b->ctime_ns && bytes == b->size_bytes;
 }
 
-/* Reads one whole file: START, DATA..., END (see invariants 2-4). */
+/* What the last message of a file will say (see read_one). */
+typedef struct {
+	PixStat st;
+	gint64 bytes_read;
+	char *error;
+	gboolean is_aborted;
+	gboolean is_racy;
+} Ending;
+
+/*
+ * Reads one whole file and sends its messages (see read.h and invariants
+ * 2-4).  The message with a pass's last bytes is held back until the
+ * fstat after the read says whether the pass was stable, so that a file
+ * that fits in one read costs one message.
+ */
 static void read_one(PixReaders *r, PixItem *item)
 {
 	g_autofree char *path = pix_item_path(item);
 	g_autofree char *q = pix_quote(path);
 	guint out_index = pick_out(r);
 	PixQueue *out = r->out[out_index];
-	PixChunk *end = chunk_new(PIX_CHUNK_END, item);
+	guint owed = PIX_CHUNK_START;   /* flags the next message must carry */
+	PixChunk *held = NULL;          /* data read but not sent yet */
+	Ending ending = { 0 };
 	struct stat st;
 	PixStat before, after;
 	int fd = open_file(path);
 	int err = 0;
 
-	pix_queue_push(out, chunk_new(PIX_CHUNK_START, item));
 	if (fd < 0) {
 		err = errno;
 		if (err == ELOOP)
-			end->error = g_strdup("cannot open: it became a symbolic link");
+			ending.error = g_strdup("cannot open: it became a symbolic link");
 		else
-			end->error = g_strdup_printf("cannot open: %s", g_strerror(err));
+			ending.error = g_strdup_printf("cannot open: %s", g_strerror(err));
 		goto done;
 	}
 	if (fstat(fd, &st) != 0) {
 		err = errno;
-		end->error = g_strdup_printf("cannot stat: %s", g_strerror(err));
+		ending.error = g_strdup_printf("cannot stat: %s", g_strerror(err));
 		goto done;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		end->error = g_strdup("not read: it is no longer a regular file");
+		ending.error = g_strdup("not read: it is no longer a regular file");
 		goto done;
 	}
 	pix_stat_from(&before, &st);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	if (before.size_bytes > (gint64)r->cfg.read_bytes)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 
 	for (int pass = 1;; pass++) {
 		gint64 total = 0;
 		for (;;) {
 			if (pix_stop_requested()) {
-				end->is_aborted = TRUE;
+				ending.is_aborted = TRUE;
 				goto done;
 			}
 			guint8 *buf = pool_acquire(r->pool);
-			gssize n = read_full(fd, buf, r->cfg.read_bytes);
-			if (n > 0)
-				throttle(r, (gsize)n);
+			gssize n = read_full(fd, buf, r->cfg.read_bytes, before.size_bytes - total);
 			if (n <= 0) {
 				pool_release(r->pool, buf);
 				if (n < 0) {
 					err = (int)-n;
-					end->error = g_strdup_printf("cannot read: %s", g_strerror(err));
+					ending.error = g_strdup_printf("cannot read: %s", g_strerror(err));
 					goto done;
 				}
 				break;
 			}
-			PixChunk *c = chunk_new(PIX_CHUNK_DATA, item);
+			throttle(r, (gsize)n);
+			PixChunk *c = chunk_new(0, item);
 			c->buf = buf;
 			c->pool = r->pool;
 			c->data = buf;
@@ -251,34 +274,45 @@ static void read_one(PixReaders *r, PixItem *item)
 			__atomic_add_fetch(c->pending_bytes, n, __ATOMIC_RELAXED);
 			total += n;
 			pix_count_add(PIX_BYTES_READ, n);
+			if ((gsize)n < r->cfg.read_bytes) {
+				held = c;       /* a short read: the end of the file */
+				break;
+			}
+			c->flags |= owed;
+			owed = 0;
 			pix_queue_push(out, c);
 		}
 		if (fstat(fd, &st) != 0) {
 			err = errno;
-			end->error = g_strdup_printf("cannot stat: %s", g_strerror(err));
+			ending.error = g_strdup_printf("cannot stat: %s", g_strerror(err));
 			goto done;
 		}
 		pix_stat_from(&after, &st);
 		if (is_stable(&before, &after, total)) {
 			gint64 now_ns = g_get_real_time() * 1000;
-			end->st = after;
-			end->bytes_read = total;
-			end->is_racy = after.mtime_ns > now_ns - G_GINT64_CONSTANT(1000000000) &&
-			               after.mtime_ns < now_ns + G_GINT64_CONSTANT(1000000000);
+			ending.st = after;
+			ending.bytes_read = total;
+			ending.is_racy = after.mtime_ns > now_ns - G_GINT64_CONSTANT(1000000000) &&
+			                 after.mtime_ns < now_ns + G_GINT64_CONSTANT(1000000000);
 			break;
 		}
 		if (pass == MAX_PASSES) {
-			end->error = g_strdup_printf("changed while being read (%d tries); "
-			                             "the next scan reads it again", MAX_PASSES);
+			ending.error = g_strdup_printf("changed while being read (%d tries); "
+			                               "the next scan reads it again", MAX_PASSES);
 			break;
 		}
 		before = after;
 		if (lseek(fd, 0, SEEK_SET) != 0) {
 			err = errno;
-			end->error = g_strdup_printf("cannot seek: %s", g_strerror(err));
+			ending.error = g_strdup_printf("cannot seek: %s", g_strerror(err));
 			goto done;
 		}
-		pix_queue_push(out, chunk_new(PIX_CHUNK_RESTART, item));
+		if (held != NULL) {
+			held->flags |= owed;
+			owed = 0;
+			pix_queue_push(out, g_steal_pointer(&held));
+		}
+		owed |= PIX_CHUNK_RESTART;
 	}
 done:
 	if (fd >= 0) {
@@ -286,10 +320,17 @@ done:
 			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		close(fd);
 	}
-	if (end->error != NULL)
-		pix_warn("cannot index '%s': %s (skipping)", q, end->error);
+	if (ending.error != NULL)
+		pix_warn("cannot index '%s': %s (skipping)", q, ending.error);
 	pix_count_add(PIX_N_READ, 1);
-	pix_queue_push(out, end);
+	PixChunk *last = held != NULL ? held : chunk_new(0, item);
+	last->flags |= owed | PIX_CHUNK_END;
+	last->st = ending.st;
+	last->bytes_read = ending.bytes_read;
+	last->error = ending.error;
+	last->is_aborted = ending.is_aborted;
+	last->is_racy = ending.is_racy;
+	pix_queue_push(out, last);
 }
 
 static gpointer reader_main(gpointer data)

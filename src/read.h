@@ -5,11 +5,13 @@
  * PixChunks.  Everything a later stage learns about a file's content comes
  * from these buffers: no stage opens a file again.
  *
- * Per file a reader sends, all to the same output queue and in this order:
- *   START (transfers the item), DATA*, [RESTART, DATA*]*, END.
- * RESTART means the file changed while it was read and is being read again
- * from its start: the consumer discards what it has.  END carries the final
- * stat, the error (if reading failed) or the abort flag (stop requested).
+ * Per file a reader sends one or more messages (PixChunk), all to the same
+ * output queue, in order.  The first is flagged START (it hands over the
+ * item), the last END (with the final stat, or the error, or the abort
+ * flag); each may carry the file's next bytes.  A file that fits in one
+ * read is one message, START | END with its data.  RESTART means the file
+ * changed while it was read and is being read again from its start: the
+ * consumer discards what it has before taking the message's data.
  * Each file goes to the output queue with the fewest bytes read and not yet
  * consumed, so the consumers share the work whatever the file sizes.
  *
@@ -24,19 +26,19 @@
 
 typedef struct PixBufPool PixBufPool;
 
-typedef enum {
-	PIX_CHUNK_START,
-	PIX_CHUNK_DATA,
-	PIX_CHUNK_RESTART,
-	PIX_CHUNK_END,
-} PixChunkKind;
+enum {
+	PIX_CHUNK_START = 1 << 0,   /* first message of a file: transfers `item` */
+	PIX_CHUNK_RESTART = 1 << 1, /* drop everything before this message's data */
+	PIX_CHUNK_END = 1 << 2,     /* last message: the END fields are valid */
+};
 
 typedef struct {
-	PixChunkKind kind;
-	PixItem *item;          /* START: (transfer full); others: the same item,
-	                           owned by the consumer since START */
-	const guint8 *data;     /* DATA: the bytes (in `buf`) */
-	gsize len;              /* DATA: how many */
+	guint flags;            /* PIX_CHUNK_* */
+	PixItem *item;          /* START: (transfer full); later messages: the
+	                           same item, owned by the consumer since START */
+	const guint8 *data;     /* the file's next bytes (in `buf`), or NULL */
+	gsize len;              /* how many; every message but the last of a
+	                           pass carries a whole read (--read-size) */
 	/* END only: */
 	PixStat st;             /* fstat after the last read */
 	gint64 bytes_read;      /* bytes of the final (complete) pass */
@@ -46,7 +48,7 @@ typedef struct {
 
 	guint8 *buf;            /* pool buffer behind `data` (owned, returned by free) */
 	PixBufPool *pool;
-	gint64 *pending_bytes;  /* DATA: the load counter of its queue, which
+	gint64 *pending_bytes;  /* the load counter of its queue, which
 	                           pix_chunk_free() lowers by `len` (atomic) */
 } PixChunk;
 
@@ -56,7 +58,8 @@ void pix_chunk_free(PixChunk *c);
 
 typedef struct {
 	guint n_readers;            /* threads, >= 1 */
-	gsize read_bytes;           /* bytes per read (and per buffer) */
+	gsize read_bytes;           /* bytes per read (and per buffer), a
+	                               multiple of 4096 */
 	gsize max_memory_bytes;     /* all buffers together, >= 2 * read_bytes */
 	gboolean is_keep_cache;     /* FALSE: drop the file's pages once read */
 	gint64 limit_bytes_per_s;   /* 0: unlimited */

@@ -444,6 +444,58 @@ static void test_jpeg_entropy_data(void)
 	pix_jpeg_info_clear(&info);
 }
 
+/*
+ * The vector scans look at 16, 32 or 64 bytes a step: a marker must be
+ * found at every position in a step, and stuffing must be recognised when
+ * the 0xFF ends a step and its 0x00 starts the next.  So: noisy, stuffed
+ * entropy data of every length from 0 to 300 bytes, then a marker whose
+ * loss would show (an APP1 Exif segment: the parser keeps its payload only
+ * if it stops there), another scan, and the EOI (missed, the file would be
+ * "truncated").
+ */
+static void test_jpeg_marker_at_every_offset(void)
+{
+	static const guint8 sos[] = { 1, 1, 0, 0, 63, 0 };
+	static const guint8 app1[] = { 'E', 'x', 'i', 'f', 0, 0, 'I', 'I', 42, 0, 8, 0, 0, 0, 0, 0 };
+	GRand *r = g_rand_new_with_seed(99);
+
+	for (guint k = 0; k <= 300; k++) {
+		g_autoptr(GByteArray) b = g_byte_array_new();
+		PixJpegInfo info;
+		append_marker(b, 0xd8);
+		append_segment(b, 0xda, sos, sizeof sos);
+		for (guint i = 0; i < k; i++) {
+			guint8 v = (guint8)g_rand_int_range(r, 0, 256);
+			if (i % 7 == 3 || v == 0xff) {
+				/* stuffed 0xFF (or a restart marker), often */
+				guint8 pair[2] = { 0xff, i % 5 == 0 ? (guint8)(0xd0 + i % 8) : 0x00 };
+				g_byte_array_append(b, pair, 2);
+				i++;
+			} else {
+				g_byte_array_append(b, &v, 1);
+			}
+		}
+		append_segment(b, 0xe1, app1, sizeof app1);
+		append_segment(b, 0xda, sos, sizeof sos);
+		for (guint i = 0; i < k % 97; i++) {
+			guint8 v = (guint8)(i * 37 + 1);
+			g_byte_array_append(b, &v, 1);
+		}
+		append_marker(b, 0xd9);
+		parse_every_way(b->data, b->len, 7, &info);
+		if (info.error != NULL)
+			g_error("%u bytes of entropy data before the APP1: %s", k, info.error);
+		if (info.exif == NULL)
+			g_error("%u bytes of entropy data: the APP1 marker after them was missed", k);
+		pix_jpeg_info_clear(&info);
+		/* and cut before the EOI, it must say truncated */
+		parse_every_way(b->data, b->len - 2, 7, &info);
+		g_assert_nonnull(info.error);
+		pix_jpeg_info_clear(&info);
+	}
+	g_rand_free(r);
+}
+
 /* Inputs no camera writes; the parser must end with an error and never
  * read past what it was given (the sanitizer build checks). */
 static void test_jpeg_garbage(void)
@@ -857,6 +909,23 @@ static void list_files(const char *dir, GPtrArray *out)
 
 /* The real files, broken ones included: every JPEG parses the same at any
  * split, and every file goes through the whole parser without a crash. */
+/* A JPEG stream test run with the entropy scan at one vector width. */
+typedef struct {
+	guint bits;
+	void (*fn)(void);
+} ScanTest;
+
+static void run_at_width(gconstpointer data)
+{
+	const ScanTest *st = data;
+	guint got = pix_jpeg_set_scan_bits(st->bits);
+	if (got != st->bits) {
+		g_test_skip("this CPU lacks that vector width");
+		return;
+	}
+	st->fn();
+}
+
 static void test_samples(void)
 {
 	const char *samples = pix_test_samples();
@@ -893,18 +962,35 @@ static void test_samples(void)
 int main(int argc, char **argv)
 {
 	pix_test_init(&argc, &argv);
-	g_test_add_func("/meta/jpeg/whole-file", test_jpeg_whole_file);
-	g_test_add_func("/meta/jpeg/any-split", test_jpeg_any_split);
-	g_test_add_func("/meta/jpeg/truncated", test_jpeg_truncated);
-	g_test_add_func("/meta/jpeg/bytes-after-eoi", test_jpeg_bytes_after_eoi);
-	g_test_add_func("/meta/jpeg/without-image-data", test_jpeg_without_image_data);
-	g_test_add_func("/meta/jpeg/app-segments-before-exif", test_jpeg_app_segments_before_exif);
-	g_test_add_func("/meta/jpeg/xmp-before-exif", test_jpeg_xmp_before_exif);
-	g_test_add_func("/meta/jpeg/first-exif-wins", test_jpeg_first_exif_wins);
-	g_test_add_func("/meta/jpeg/size-from-sof", test_jpeg_size_from_sof);
-	g_test_add_func("/meta/jpeg/entropy-data", test_jpeg_entropy_data);
-	g_test_add_func("/meta/jpeg/garbage", test_jpeg_garbage);
-	g_test_add_func("/meta/jpeg/mutations", test_jpeg_mutations);
+	/* the stream tests at every width of the entropy scan */
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} jpeg_tests[] = {
+		{ "whole-file", test_jpeg_whole_file },
+		{ "any-split", test_jpeg_any_split },
+		{ "truncated", test_jpeg_truncated },
+		{ "bytes-after-eoi", test_jpeg_bytes_after_eoi },
+		{ "without-image-data", test_jpeg_without_image_data },
+		{ "app-segments-before-exif", test_jpeg_app_segments_before_exif },
+		{ "xmp-before-exif", test_jpeg_xmp_before_exif },
+		{ "first-exif-wins", test_jpeg_first_exif_wins },
+		{ "size-from-sof", test_jpeg_size_from_sof },
+		{ "entropy-data", test_jpeg_entropy_data },
+		{ "marker-at-every-offset", test_jpeg_marker_at_every_offset },
+		{ "garbage", test_jpeg_garbage },
+		{ "mutations", test_jpeg_mutations },
+	};
+	static const guint widths[] = { 512, 256, 128, 0 };
+	for (guint w = 0; w < G_N_ELEMENTS(widths); w++) {
+		for (guint t = 0; t < G_N_ELEMENTS(jpeg_tests); t++) {
+			ScanTest *st = g_new0(ScanTest, 1);
+			st->bits = widths[w];
+			st->fn = jpeg_tests[t].fn;
+			g_autofree char *path = g_strdup_printf("/meta/jpeg-%u/%s", widths[w], jpeg_tests[t].name);
+			g_test_add_data_func_full(path, st, run_at_width, g_free);
+		}
+	}
 	g_test_add_func("/meta/mime/from-magic", test_mime_from_magic);
 	g_test_add_func("/meta/mime/cut-magic", test_mime_cut_magic);
 	g_test_add_func("/meta/mime/empty-file", test_mime_empty_file);

@@ -1,7 +1,7 @@
 /*
  * test-read.c: the readers (read.c) and hashers (hash.c) on real files.
  *
- * Covers the chunk protocol (START, DATA, RESTART, END), the hard cap on
+ * Covers the message protocol (START, data, RESTART, END), the hard cap on
  * buffers, files that vanish, turn into FIFOs or symlinks, or change while
  * they are read, and the MD5 of the hash stage against RFC 1321's vectors
  * and against whole-buffer MD5 for many sizes.
@@ -68,11 +68,10 @@ static void rig_finish(Rig *rig)
 	pix_queue_free(rig->out);
 }
 
-static PixChunk *next_chunk(Rig *rig, PixChunkKind kind)
+static PixChunk *next_msg(Rig *rig)
 {
 	PixChunk *c = pix_queue_pop(rig->out);
 	g_assert_nonnull(c);
-	g_assert_cmpint(c->kind, ==, kind);
 	return c;
 }
 
@@ -87,29 +86,51 @@ static void test_whole_file(void)
 	g_assert_true(g_file_get_contents(path, &want, &want_len, NULL));
 
 	Rig rig = rig_start(1024 * 1024, 8 * 1024 * 1024, items);
-	PixChunk *start = next_chunk(&rig, PIX_CHUNK_START);
-	PixItem *item = start->item;
-	pix_chunk_free(start);
 	GByteArray *got = g_byte_array_new();
-	guint n_data = 0;
+	PixItem *item = NULL;
+	guint n_msgs = 0;
 	PixChunk *c;
-	while ((c = pix_queue_pop(rig.out))->kind == PIX_CHUNK_DATA) {
+	for (;;) {
+		c = next_msg(&rig);
+		n_msgs++;
+		g_assert_cmpint(!!(c->flags & PIX_CHUNK_START), ==, n_msgs == 1);
+		if (n_msgs == 1)
+			item = c->item;
 		g_assert_true(c->item == item);
+		g_assert_false(c->flags & PIX_CHUNK_RESTART);
 		g_assert_cmpuint(c->len, <=, 1024 * 1024);
-		g_byte_array_append(got, c->data, (guint)c->len);
-		n_data++;
+		if (c->len > 0)
+			g_byte_array_append(got, c->data, (guint)c->len);
+		if (c->flags & PIX_CHUNK_END)
+			break;
+		g_assert_cmpuint(c->len, ==, 1024 * 1024);   /* whole reads */
 		pix_chunk_free(c);
 	}
-	g_assert_cmpint(c->kind, ==, PIX_CHUNK_END);
 	g_assert_null(c->error);
 	g_assert_false(c->is_aborted);
 	g_assert_cmpint(c->bytes_read, ==, (gint64)len);
 	g_assert_cmpint(c->st.size_bytes, ==, (gint64)len);
-	g_assert_cmpuint(n_data, ==, 4);       /* large reads: 1 MiB at a time */
+	g_assert_cmpuint(n_msgs, ==, 4);       /* the last read carries END */
 	g_assert_cmpmem(got->data, got->len, want, want_len);
 	pix_chunk_free(c);
 	pix_item_free(item);
 	g_byte_array_free(got, TRUE);
+	rig_finish(&rig);
+}
+
+/* A file that fits in one read costs one message. */
+static void test_small_file_one_message(void)
+{
+	g_autoptr(PixDir) dir = file_with(100, "small.bin", 8);
+	PixItem *items[] = { item_for(dir, "small.bin"), NULL };
+	Rig rig = rig_start(64 * 1024, 1024 * 1024, items);
+	PixChunk *c = next_msg(&rig);
+	g_assert_cmpuint(c->flags, ==, PIX_CHUNK_START | PIX_CHUNK_END);
+	g_assert_cmpuint(c->len, ==, 100);
+	g_assert_null(c->error);
+	g_assert_cmpint(c->bytes_read, ==, 100);
+	pix_item_free(c->item);
+	pix_chunk_free(c);
 	rig_finish(&rig);
 }
 
@@ -121,28 +142,29 @@ static void test_memory_cap(void)
 	g_autoptr(PixDir) dir = file_with(40 * rs, "big.bin", 2);
 	PixItem *items[] = { item_for(dir, "big.bin"), NULL };
 	Rig rig = rig_start(rs, 3 * rs, items);
-	PixChunk *start = next_chunk(&rig, PIX_CHUNK_START);
 	PixChunk *held[3];
-	for (int i = 0; i < 3; i++)
-		held[i] = next_chunk(&rig, PIX_CHUNK_DATA);
+	for (int i = 0; i < 3; i++) {
+		held[i] = next_msg(&rig);
+		g_assert_cmpuint(held[i]->len, ==, rs);
+	}
+	PixItem *item = held[0]->item;
 	gboolean is_timeout = FALSE;
 	g_assert_null(pix_queue_pop_timeout(rig.out, 300000, &is_timeout));
 	g_assert_true(is_timeout);
 	pix_chunk_free(held[0]);
 	PixChunk *fourth = pix_queue_pop_timeout(rig.out, 5 * G_USEC_PER_SEC, &is_timeout);
 	g_assert_nonnull(fourth);
-	g_assert_cmpint(fourth->kind, ==, PIX_CHUNK_DATA);
+	g_assert_cmpuint(fourth->len, ==, rs);
 	pix_chunk_free(fourth);
 	pix_chunk_free(held[1]);
 	pix_chunk_free(held[2]);
 	PixChunk *c;
-	while ((c = pix_queue_pop(rig.out))->kind == PIX_CHUNK_DATA)
+	while (!((c = next_msg(&rig))->flags & PIX_CHUNK_END))
 		pix_chunk_free(c);
 	g_assert_null(c->error);
 	g_assert_cmpint(c->bytes_read, ==, 40 * (gint64)rs);
 	pix_chunk_free(c);
-	pix_item_free(start->item);
-	pix_chunk_free(start);
+	pix_item_free(item);
 	rig_finish(&rig);
 }
 
@@ -151,12 +173,12 @@ static char *read_failure(PixDir *dir, const char *name)
 {
 	PixItem *items[] = { pix_item_new(PIX_ACT_ADD, dir, name), NULL };
 	Rig rig = rig_start(64 * 1024, 1024 * 1024, items);
-	PixChunk *start = next_chunk(&rig, PIX_CHUNK_START);
-	PixChunk *end = next_chunk(&rig, PIX_CHUNK_END);
-	char *error = g_steal_pointer(&end->error);
-	pix_chunk_free(end);
-	pix_item_free(start->item);
-	pix_chunk_free(start);
+	PixChunk *c = next_msg(&rig);
+	g_assert_cmpuint(c->flags, ==, PIX_CHUNK_START | PIX_CHUNK_END);
+	g_assert_cmpuint(c->len, ==, 0);
+	char *error = g_steal_pointer(&c->error);
+	pix_item_free(c->item);
+	pix_chunk_free(c);
 	rig_finish(&rig);
 	g_assert_nonnull(error);
 	return error;
@@ -198,8 +220,8 @@ static void test_changed_while_read(void)
 	g_autofree char *path = g_build_filename(dir->path, "grow.bin", NULL);
 	PixItem *items[] = { item_for(dir, "grow.bin"), NULL };
 	Rig rig = rig_start(rs, 2 * rs, items);
-	PixChunk *start = next_chunk(&rig, PIX_CHUNK_START);
-	PixChunk *first = next_chunk(&rig, PIX_CHUNK_DATA);
+	PixChunk *first = next_msg(&rig);
+	PixItem *item = first->item;
 
 	FILE *f = fopen(path, "ab");
 	g_assert_nonnull(f);
@@ -210,13 +232,15 @@ static void test_changed_while_read(void)
 	gboolean is_restarted = FALSE;
 	gint64 after_restart = 0;
 	PixChunk *c;
-	while ((c = pix_queue_pop(rig.out))->kind != PIX_CHUNK_END) {
-		if (c->kind == PIX_CHUNK_RESTART) {
+	for (;;) {
+		c = next_msg(&rig);
+		if (c->flags & PIX_CHUNK_RESTART) {
 			is_restarted = TRUE;
 			after_restart = 0;
-		} else {
-			after_restart += (gint64)c->len;
 		}
+		after_restart += (gint64)c->len;
+		if (c->flags & PIX_CHUNK_END)
+			break;
 		pix_chunk_free(c);
 	}
 	g_assert_true(is_restarted);
@@ -224,8 +248,7 @@ static void test_changed_while_read(void)
 	g_assert_cmpint(c->bytes_read, ==, 16 * (gint64)rs + 10);
 	g_assert_cmpint(after_restart, ==, c->bytes_read);
 	pix_chunk_free(c);
-	pix_item_free(start->item);
-	pix_chunk_free(start);
+	pix_item_free(item);
 	rig_finish(&rig);
 }
 
@@ -318,19 +341,17 @@ static void test_stop_aborts(void)
 	g_autoptr(PixDir) dir = file_with(32 * rs, "long.bin", 7);
 	PixItem *items[] = { item_for(dir, "long.bin"), item_for(dir, "long.bin"), NULL };
 	Rig rig = rig_start(rs, 2 * rs, items);
-	PixChunk *start = next_chunk(&rig, PIX_CHUNK_START);
-	PixChunk *first = next_chunk(&rig, PIX_CHUNK_DATA);
+	PixChunk *first = next_msg(&rig);
+	PixItem *item = first->item;
 	pix_request_stop();
 	pix_chunk_free(first);
 	PixChunk *c;
-	while ((c = pix_queue_pop(rig.out))->kind == PIX_CHUNK_DATA)
+	while (!((c = next_msg(&rig))->flags & PIX_CHUNK_END))
 		pix_chunk_free(c);
-	g_assert_cmpint(c->kind, ==, PIX_CHUNK_END);
 	g_assert_true(c->is_aborted);
 	pix_chunk_free(c);
-	pix_item_free(start->item);
-	pix_chunk_free(start);
-	/* the second item is freed unread: no START for it */
+	pix_item_free(item);
+	/* the second item is freed unread: no message for it */
 	rig_finish(&rig);
 }
 
@@ -338,6 +359,7 @@ int main(int argc, char **argv)
 {
 	pix_test_init(&argc, &argv);
 	g_test_add_func("/read/whole-file-in-large-reads", test_whole_file);
+	g_test_add_func("/read/small-file-is-one-message", test_small_file_one_message);
 	g_test_add_func("/read/memory-cap-holds", test_memory_cap);
 	g_test_add_func("/read/vanished-file", test_vanished);
 	g_test_add_func("/read/fifo-not-opened-for-long", test_fifo_not_opened_for_long);
