@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
+#include "md5-lanes.h"
 #include "pipeline.h"
 
 #include <errno.h>
@@ -24,7 +25,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEFAULT_READERS 8
 #define DEFAULT_READ_SIZE (1024 * 1024)
 #define DEFAULT_MAX_MEMORY (64 * 1024 * 1024)
 #define BATCH_ITEMS 5000
@@ -47,6 +47,7 @@ typedef struct {
 	gboolean is_progress;
 	gboolean is_no_progress;
 	gboolean is_no_wait;
+	char *device_class;
 	char **paths;
 } ScanOptions;
 
@@ -57,6 +58,7 @@ static void options_clear(ScanOptions *o)
 	g_free(o->max_memory);
 	g_free(o->read_size);
 	g_free(o->limit_rate);
+	g_free(o->device_class);
 	g_strfreev(o->paths);
 }
 
@@ -103,6 +105,38 @@ static char **canonical_roots(char **paths, guint *n_bad)
 	return (char **)g_ptr_array_free(out, FALSE);
 }
 
+/*
+ * The device class that orders this scan's reads: the one forced, or the
+ * roots' (a rotating disk among them makes the whole scan gentle with it).
+ * Each root's device and class go to `devices` as JSON objects.
+ */
+static PixDeviceClass roots_device_class(char **roots, PixDeviceClass forced, GString *devices)
+{
+	PixDeviceClass scan_class = PIX_DEVICE_UNKNOWN;
+
+	for (char **r = roots; *r != NULL; r++) {
+		struct stat st;
+		g_autofree char *name = NULL;
+		PixDeviceClass c = PIX_DEVICE_UNKNOWN;
+		if (stat(*r, &st) == 0)
+			c = pix_sched_device_class((guint64)st.st_dev, "/sys", &name);
+		scan_class = MAX(scan_class, c);
+		g_autofree char *q = pix_quote(*r);
+		pix_info("'%s' is on %s, a%s %s device", q, name != NULL ? name : "no block device",
+		         c == PIX_DEVICE_UNKNOWN ? "n" : "", pix_device_class_name(c));
+		gboolean is_first = TRUE;
+		g_string_append_printf(devices, "%s{", r == roots ? "" : ",");
+		pix_json_key(devices, "root", &is_first);
+		pix_json_string(devices, *r);
+		pix_json_key(devices, "device", &is_first);
+		pix_json_string(devices, name);
+		pix_json_key(devices, "class", &is_first);
+		pix_json_string(devices, pix_device_class_name(c));
+		g_string_append_c(devices, '}');
+	}
+	return forced != PIX_DEVICE_UNKNOWN ? forced : scan_class;
+}
+
 /* The exclude patterns: the defaults unless refused, then the user's. */
 static char **exclude_patterns(const ScanOptions *o)
 {
@@ -117,7 +151,7 @@ static char **exclude_patterns(const ScanOptions *o)
 }
 
 static void print_summary(gboolean is_json, gboolean is_quiet, char **roots, const char *db, double secs, int status,
-                          gboolean is_interrupted)
+                          gboolean is_interrupted, const PixPipelineConfig *cfg, const char *devices)
 {
 	static const struct {
 		const char *key;
@@ -147,6 +181,18 @@ static void print_summary(gboolean is_json, gboolean is_quiet, char **roots, con
 			pix_json_key(js, fields[i].key, &first);
 			g_string_append_printf(js, "%" G_GINT64_FORMAT, pix_count_get(fields[i].counter));
 		}
+		pix_json_key(js, "device_class", &first);
+		pix_json_string(js, pix_device_class_name(cfg->device_class));
+		pix_json_key(js, "devices", &first);
+		g_string_append_printf(js, "[%s]", devices);
+		pix_json_key(js, "readers", &first);
+		g_string_append_printf(js, "%u", cfg->read.n_readers);
+		pix_json_key(js, "md5_lanes", &first);
+		g_string_append_printf(js, "%u", pix_md5_lane_count());
+		pix_json_key(js, "meta_seconds", &first);
+		g_string_append_printf(js, "%.3f", (double)(pix_count_get(PIX_NS_META) - pix_count_get(PIX_NS_SCAN)) / 1e9);
+		pix_json_key(js, "scan_seconds", &first);
+		g_string_append_printf(js, "%.3f", (double)pix_count_get(PIX_NS_SCAN) / 1e9);
 		pix_json_key(js, "seconds", &first);
 		g_string_append_printf(js, "%.3f", secs);
 		pix_json_key(js, "mb_per_s", &first);
@@ -182,8 +228,8 @@ static int configure(const ScanOptions *o, PixPipelineConfig *cfg)
 		return pix_cmd_usage_error("scan", "--read-size: '%s' is not a size", o->read_size);
 	if (o->limit_rate != NULL && !pix_cmd_parse_size(o->limit_rate, &rate))
 		return pix_cmd_usage_error("scan", "--limit-rate: '%s' is not a size", o->limit_rate);
-	if (read_size < 4096 || read_size > 256 * 1024 * 1024)
-		return pix_cmd_usage_error("scan", "--read-size must be between 4K and 256M");
+	if (read_size < 4096 || read_size > 256 * 1024 * 1024 || read_size % 4096 != 0)
+		return pix_cmd_usage_error("scan", "--read-size must be a multiple of 4K between 4K and 256M");
 	if (max_memory < 2 * read_size)
 		return pix_cmd_usage_error("scan", "--max-memory must hold at least two reads (2 x --read-size)");
 	if (o->n_readers < 0 || o->n_readers > 1024 || o->n_hashers < 0 || o->n_hashers > 256)
@@ -193,7 +239,14 @@ static int configure(const ScanOptions *o, PixPipelineConfig *cfg)
 	cfg->read.max_memory_bytes = (gsize)max_memory;
 	cfg->read.limit_bytes_per_s = rate;
 	cfg->read.is_keep_cache = o->is_keep_cache;
-	cfg->read.n_readers = o->n_readers > 0 ? (guint)o->n_readers : DEFAULT_READERS;
+	cfg->read.n_readers = o->n_readers > 0 ? (guint)o->n_readers : 0;   /* 0: by device class */
+	cfg->device_class = PIX_DEVICE_UNKNOWN;
+	if (o->device_class != NULL && strcmp(o->device_class, "auto") != 0) {
+		if (!pix_device_class_parse(o->device_class, &cfg->device_class) ||
+		    cfg->device_class == PIX_DEVICE_UNKNOWN)
+			return pix_cmd_usage_error("scan", "--device-class: '%s' is not auto, rotational, ssd or virtual",
+			                           o->device_class);
+	}
 	cfg->n_hashers = o->n_hashers > 0 ? (guint)o->n_hashers : MAX(1, g_get_num_processors());
 	cfg->batch_items = BATCH_ITEMS;
 	cfg->batch_us = BATCH_US;
@@ -212,7 +265,8 @@ int pix_cmd_scan(int argc, char **argv)
 		{ "cross-mounts", 0, 0, G_OPTION_ARG_NONE, &o.is_cross_mounts, "descend into other file systems", NULL },
 		{ "max-memory", 0, 0, G_OPTION_ARG_STRING, &o.max_memory, "cap on read buffers (default 64M)", "SIZE" },
 		{ "read-size", 0, 0, G_OPTION_ARG_STRING, &o.read_size, "bytes per read (default 1M)", "SIZE" },
-		{ "readers", 0, 0, G_OPTION_ARG_INT, &o.n_readers, "reads in flight (default 8)", "N" },
+		{ "readers", 0, 0, G_OPTION_ARG_INT, &o.n_readers, "reads in flight (default: 2 on a rotating disk, else 16)", "N" },
+		{ "device-class", 0, 0, G_OPTION_ARG_STRING, &o.device_class, "auto (from sysfs), rotational, ssd or virtual", "CLASS" },
 		{ "hashers", 0, 0, G_OPTION_ARG_INT, &o.n_hashers, "hashing threads (default: one per core)", "N" },
 		{ "limit-rate", 0, 0, G_OPTION_ARG_STRING, &o.limit_rate, "read at most SIZE bytes per second", "SIZE" },
 		{ "keep-cache", 0, 0, G_OPTION_ARG_NONE, &o.is_keep_cache, "leave read files in the page cache", NULL },
@@ -264,6 +318,12 @@ int pix_cmd_scan(int argc, char **argv)
 	}
 	g_autofree char *db_real = realpath(db, NULL);
 	g_auto(GStrv) companions = pix_store_companion_paths(db_real != NULL ? db_real : db);
+	g_autoptr(GString) devices = g_string_new(NULL);
+	cfg.device_class = roots_device_class(roots, cfg.device_class, devices);
+	if (cfg.read.n_readers == 0)
+		cfg.read.n_readers = pix_sched_readers(cfg.device_class);
+	pix_info("reading as for a %s device: %u readers, %u MD5 lanes", pix_device_class_name(cfg.device_class),
+	         cfg.read.n_readers, pix_md5_lane_count());
 	cfg.roots = roots;
 	cfg.db_path = db;
 	cfg.walk.excludes = excludes;
@@ -297,6 +357,6 @@ int pix_cmd_scan(int argc, char **argv)
 		pix_error("%s", error->message);
 		status = PIX_EXIT_FATAL;
 	}
-	print_summary(o.is_json, o.is_quiet, roots, db, secs, status, is_interrupted);
+	print_summary(o.is_json, o.is_quiet, roots, db, secs, status, is_interrupted, &cfg, devices->str);
 	return status;
 }

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static GMutex log_lock;
 static gboolean is_quiet_mode;
@@ -176,6 +177,13 @@ gint64 pix_count_get(PixCounter c)
 {
 	g_assert(c < PIX_N_COUNTERS);
 	return __atomic_load_n(&counters[c], __ATOMIC_RELAXED);
+}
+
+gint64 pix_thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (gint64)ts.tv_sec * G_GINT64_CONSTANT(1000000000) + ts.tv_nsec;
 }
 
 void pix_request_stop(void)

@@ -62,11 +62,16 @@ typedef enum {
 	PIX_BYTES_TO_READ,  /* their bytes, as walked */
 	PIX_N_READ,         /* files read to the end (or failed) */
 	PIX_BYTES_READ,     /* bytes of file data read */
+	PIX_NS_META,        /* thread CPU time in the metadata parsers, ns */
+	PIX_NS_SCAN,        /* of which in scanning image data for its end, ns */
 	PIX_N_COUNTERS
 } PixCounter;
 
 void pix_count_add(PixCounter c, gint64 n);
 gint64 pix_count_get(PixCounter c);
+
+/* CPU time of the calling thread, ns. */
+gint64 pix_thread_cpu_ns(void);
 
 /* Asks every stage to stop at the next safe point (async-signal-safe). */
 void pix_request_stop(void);

@@ -20,6 +20,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "meta.h"
+#include "log.h"
 
 #include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -296,7 +297,12 @@ static gsize skip_entropy(PixJpegParser *p, const guint8 *data, gsize i, gsize l
 {
 	if (G_UNLIKELY(skip == NULL))
 		pix_jpeg_set_scan_bits(G_MAXUINT);
-	return skip(p, data, i, len);
+	/* counted apart: this is a damage check over all the image data, not
+	 * metadata reading (PIX_NS_SCAN) */
+	gint64 t0 = pix_thread_cpu_ns();
+	gsize next = skip(p, data, i, len);
+	pix_count_add(PIX_NS_SCAN, pix_thread_cpu_ns() - t0);
+	return next;
 }
 
 void pix_jpeg_parser_feed(PixJpegParser *p, const guint8 *data, gsize len)

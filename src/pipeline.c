@@ -174,7 +174,8 @@ gboolean pix_pipeline_scan(const PixPipelineConfig *cfg, PixStore *writer, gbool
 	WalkArgs walk_args = { .cfg = &cfg->walk, .roots = cfg->roots, .out = listings };
 	status.is_walk_done = &walk_args.is_done;
 	PlanArgs plan_args = { .cfg = { .catalog = reader, .roots = cfg->roots, .in = listings,
-	                                .to_read = to_read, .to_store = to_store } };
+	                                .to_read = to_read, .to_store = to_store,
+	                                .device_class = cfg->device_class } };
 	GThread *walker = g_thread_new("pix-walk", walk_main, &walk_args);
 	GThread *planner = g_thread_new("pix-plan", plan_main, &plan_args);
 	PixReaders *readers = pix_read_start(&cfg->read, to_read, to_hash, n_hashers);

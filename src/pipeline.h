@@ -14,6 +14,7 @@
 #define PIX_PIPELINE_H
 
 #include "read.h"
+#include "sched.h"
 #include "store.h"
 #include "walk.h"
 
@@ -23,6 +24,7 @@ typedef struct {
 	PixWalkConfig walk;
 	PixReadConfig read;
 	guint n_hashers;
+	PixDeviceClass device_class; /* ordering of reads (sched.h) */
 	guint batch_items;        /* commit after this many items ... */
 	gint64 batch_us;          /* ... or this long, whichever comes first */
 	gboolean is_progress;     /* show a status line on stderr */

@@ -26,7 +26,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "plan.h"
 #include "log.h"
-#include "sched.h"
 #include "walk.h"
 
 #include <errno.h>
@@ -40,8 +39,26 @@ typedef struct {
 	GHashTable *dev_has_rows;   /* dev -> GINT_TO_POINTER(1 + has rows) */
 	GHashTable *unsafe_roots;   /* root paths not to mark anything missing under */
 	GPtrArray *vanished;        /* PixItem (PIX_ACT_MISSING), deferred */
+	GPtrArray *to_read;         /* PixItem planned for reading, not yet ordered */
 	GError *error;
 } Plan;
+
+/* Files gathered before ordering them for a rotating disk. */
+#define SCHED_WINDOW 4096
+
+/* Orders the gathered files for the device and hands them to the readers. */
+static void flush_reads(Plan *p)
+{
+	pix_sched_order(p->to_read, p->cfg->device_class);
+	for (guint i = 0; i < p->to_read->len; i++) {
+		PixItem *item = g_ptr_array_index(p->to_read, i);
+		pix_count_add(PIX_N_TO_READ, 1);
+		pix_count_add(PIX_BYTES_TO_READ, item->st.size_bytes);
+		g_ptr_array_index(p->to_read, i) = NULL;   /* the readers own it now */
+		pix_queue_push(p->cfg->to_read, item);
+	}
+	g_ptr_array_set_size(p->to_read, 0);
+}
 
 static const char *file_type_name(guint32 mode)
 {
@@ -268,13 +285,10 @@ static void plan_listing(Plan *p, PixListing *l)
 			g_ptr_array_add(p->vanished, missing_item(dir, row));
 	}
 
-	pix_sched_order(reads);
-	for (guint i = 0; i < reads->len; i++) {
-		PixItem *item = g_ptr_array_index(reads, i);
-		pix_count_add(PIX_N_TO_READ, 1);
-		pix_count_add(PIX_BYTES_TO_READ, item->st.size_bytes);
-		pix_queue_push(p->cfg->to_read, item);
-	}
+	for (guint i = 0; i < reads->len; i++)
+		g_ptr_array_add(p->to_read, g_ptr_array_index(reads, i));
+	if (p->cfg->device_class != PIX_DEVICE_ROTATIONAL || p->to_read->len >= SCHED_WINDOW)
+		flush_reads(p);
 }
 
 static gboolean is_unsafe(Plan *p, const char *path)
@@ -332,6 +346,7 @@ gboolean pix_plan_run(const PixPlanConfig *cfg, GError **error)
 		.dev_has_rows = g_hash_table_new(g_direct_hash, g_direct_equal),
 		.unsafe_roots = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
 		.vanished = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free),
+		.to_read = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free),
 	};
 	PixListing *l;
 
@@ -343,8 +358,10 @@ gboolean pix_plan_run(const PixPlanConfig *cfg, GError **error)
 		}
 		pix_listing_free(l);
 	}
-	if (p.error == NULL && !pix_stop_requested())
+	if (p.error == NULL && !pix_stop_requested()) {
+		flush_reads(&p);
 		finish(&p);
+	}
 
 	pix_queue_close(cfg->to_read);
 	pix_queue_close(cfg->to_store);
@@ -353,6 +370,7 @@ gboolean pix_plan_run(const PixPlanConfig *cfg, GError **error)
 	g_hash_table_destroy(p.dev_has_rows);
 	g_hash_table_destroy(p.unsafe_roots);
 	g_ptr_array_free(p.vanished, TRUE);
+	g_ptr_array_free(p.to_read, TRUE);   /* what a stop left unread */
 	if (p.error != NULL) {
 		pix_request_stop();
 		g_propagate_error(error, p.error);

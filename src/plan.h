@@ -5,7 +5,9 @@
  * without reading), gone (mark missing at the end of the scan).
  *
  * Input: PixListing from the walker.  Outputs: PixItems to read (to the
- * readers, in the order sched gives) and PixItems that need no reading
+ * readers, in the order sched gives: per directory, or on a rotating disk
+ * per window of SCHED_WINDOW files across directories, so the disk head
+ * sweeps in one direction) and PixItems that need no reading
  * (directory rows, moves, missing files, special files) straight to the
  * store.  Memory stays bounded by the largest directory plus what changed.
  *
@@ -16,6 +18,7 @@
 #define PIX_PLAN_H
 
 #include "queue.h"
+#include "sched.h"
 #include "store.h"
 
 typedef struct {
@@ -24,6 +27,7 @@ typedef struct {
 	PixQueue *in;           /* PixListing */
 	PixQueue *to_read;      /* PixItem to read; plan closes it once */
 	PixQueue *to_store;     /* PixItem to write; plan closes its producer slot once */
+	PixDeviceClass device_class; /* how to order reads (sched.h) */
 } PixPlanConfig;
 
 /*

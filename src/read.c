@@ -27,9 +27,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define MAX_PASSES 3   /* reads of a file that keeps changing before giving up */
+
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080   /* Linux 6.14: read without keeping the pages */
+#endif
 
 struct PixBufPool {
 	gint ref_count;         /* the readers, plus one per chunk holding a buffer */
@@ -51,6 +56,9 @@ struct PixReaders {
 	guint next_out;         /* atomic: where the search for the least loaded starts */
 	PixBufPool *pool;
 	GThread **threads;
+	/* devices whose file system refused RWF_DONTCACHE (st_dev as keys) */
+	GMutex dontcache_lock;
+	GHashTable *no_dontcache;
 	/* --limit-rate: bytes allowed since `rate_start_us` */
 	GMutex rate_lock;
 	gint64 rate_start_us;
@@ -165,24 +173,61 @@ static int open_file(const char *path)
 	return fd;
 }
 
+static gboolean is_dontcache_refused(PixReaders *r, guint64 dev)
+{
+	g_mutex_lock(&r->dontcache_lock);
+	gboolean refused = g_hash_table_contains(r->no_dontcache, GSIZE_TO_POINTER((gsize)dev));
+	g_mutex_unlock(&r->dontcache_lock);
+	return refused;
+}
+
+static void refuse_dontcache(PixReaders *r, guint64 dev)
+{
+	g_mutex_lock(&r->dontcache_lock);
+	g_hash_table_add(r->no_dontcache, GSIZE_TO_POINTER((gsize)dev));
+	g_mutex_unlock(&r->dontcache_lock);
+}
+
+/* One read at `off`; without the page cache keeping the pages when
+ * *is_uncached (cleared, and the device remembered, when the file system
+ * refuses).  Returns bytes or -1 with errno. */
+static ssize_t read_at(PixReaders *r, int fd, guint64 dev, guint8 *buf, gsize len, gint64 off, gboolean *is_uncached)
+{
+	for (;;) {
+		ssize_t n;
+		if (*is_uncached) {
+			struct iovec iov = { .iov_base = buf, .iov_len = len };
+			n = preadv2(fd, &iov, 1, off, RWF_DONTCACHE);
+			if (n < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
+				refuse_dontcache(r, dev);
+				*is_uncached = FALSE;
+				continue;
+			}
+		} else {
+			n = pread(fd, buf, len, off);
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n;
+	}
+}
+
 /*
- * Reads up to cap bytes, retrying short reads, but stops at `expect` bytes
- * (what fstat said the file holds from here): a read past the end would
- * return 0 and cost a system call per file.  A file that grew is caught by
- * the fstat after the pass.  Returns bytes or -errno.
+ * Reads up to cap bytes at `off`, retrying short reads, but stops at
+ * `expect` bytes (what fstat said the file holds from here): a read past
+ * the end would return 0 and cost a system call per file.  A file that grew
+ * is caught by the fstat after the pass.  Returns bytes or -errno.
  */
-static gssize read_full(int fd, guint8 *buf, gsize cap, gint64 expect)
+static gssize read_full(PixReaders *r, int fd, guint64 dev, guint8 *buf, gsize cap, gint64 off, gint64 expect,
+                        gboolean *is_uncached)
 {
 	gsize got = 0;
 	if (expect >= 0 && (guint64)expect < cap)
 		cap = expect > 0 ? (gsize)expect : 1;   /* 1: still see a file that grew */
 	while (got < cap) {
-		ssize_t n = read(fd, buf + got, cap - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		ssize_t n = read_at(r, fd, dev, buf + got, cap - got, off + (gint64)got, is_uncached);
+		if (n < 0)
 			return -errno;
-		}
 		if (n == 0)
 			break;
 		got += (gsize)n;
@@ -220,6 +265,7 @@ static void read_one(PixReaders *r, PixItem *item)
 	guint owed = PIX_CHUNK_START;   /* flags the next message must carry */
 	PixChunk *held = NULL;          /* data read but not sent yet */
 	Ending ending = { 0 };
+	gboolean is_uncached = FALSE;   /* reading with RWF_DONTCACHE */
 	struct stat st;
 	PixStat before, after;
 	int fd = open_file(path);
@@ -245,6 +291,7 @@ static void read_one(PixReaders *r, PixItem *item)
 	pix_stat_from(&before, &st);
 	if (before.size_bytes > (gint64)r->cfg.read_bytes)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	is_uncached = !r->cfg.is_keep_cache && !is_dontcache_refused(r, before.dev);
 
 	for (int pass = 1;; pass++) {
 		gint64 total = 0;
@@ -254,7 +301,8 @@ static void read_one(PixReaders *r, PixItem *item)
 				goto done;
 			}
 			guint8 *buf = pool_acquire(r->pool);
-			gssize n = read_full(fd, buf, r->cfg.read_bytes, before.size_bytes - total);
+			gssize n = read_full(r, fd, before.dev, buf, r->cfg.read_bytes, total, before.size_bytes - total,
+			                     &is_uncached);
 			if (n <= 0) {
 				pool_release(r->pool, buf);
 				if (n < 0) {
@@ -302,11 +350,6 @@ static void read_one(PixReaders *r, PixItem *item)
 			break;
 		}
 		before = after;
-		if (lseek(fd, 0, SEEK_SET) != 0) {
-			err = errno;
-			ending.error = g_strdup_printf("cannot seek: %s", g_strerror(err));
-			goto done;
-		}
 		if (held != NULL) {
 			held->flags |= owed;
 			owed = 0;
@@ -316,7 +359,8 @@ static void read_one(PixReaders *r, PixItem *item)
 	}
 done:
 	if (fd >= 0) {
-		if (!r->cfg.is_keep_cache)
+		/* the pages RWF_DONTCACHE did not keep need no dropping */
+		if (!r->cfg.is_keep_cache && !is_uncached)
 			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		close(fd);
 	}
@@ -366,6 +410,8 @@ PixReaders *pix_read_start(const PixReadConfig *cfg, PixQueue *in, PixQueue **ou
 	r->pool->max = (guint)(cfg->max_memory_bytes / cfg->read_bytes);
 	r->pool->pending_bytes = g_new0(gint64, n_out);
 	g_mutex_init(&r->rate_lock);
+	g_mutex_init(&r->dontcache_lock);
+	r->no_dontcache = g_hash_table_new(g_direct_hash, g_direct_equal);
 	r->threads = g_new0(GThread *, cfg->n_readers);
 	for (guint i = 0; i < cfg->n_readers; i++)
 		r->threads[i] = g_thread_new("pix-read", reader_main, r);
@@ -378,6 +424,8 @@ void pix_read_join(PixReaders *r)
 		g_thread_join(r->threads[i]);
 	pool_unref(r->pool);
 	g_mutex_clear(&r->rate_lock);
+	g_mutex_clear(&r->dontcache_lock);
+	g_hash_table_destroy(r->no_dontcache);
 	g_free(r->threads);
 	g_free(r->out);
 	g_free(r);

@@ -1,19 +1,58 @@
 /*
- * sched.h: the order in which planned files are read.
+ * sched.h: the order in which planned files are read, for the device they
+ * are on.
  *
  * Reading in on-disk order is what keeps a disk streaming instead of
- * seeking.  Plan hands each directory's files to be read to
- * pix_sched_order() before queueing them for the readers.
+ * seeking; how many reads to keep in flight depends on the device.  The
+ * device class of a file system comes from sysfs, seen through partitions,
+ * device-mapper and md devices (the class of their slaves) and loop devices
+ * (the class of the device holding the backing file):
  *
- * Thread-safety: pure functions on the caller's data.
+ *   rotational  a spinning disk: read by one or two readers, in the order
+ *               of the physical offset of each file's first extent (FIEMAP)
+ *   ssd         no seek cost: many reads in flight, in inode order
+ *   virtual     a virtual disk (virtio, Xen) or memory: its rotational flag
+ *               says nothing about the storage behind it; many reads in
+ *               flight, in inode order
+ *   unknown     no block device (tmpfs, NFS, ...): treated as ssd
+ *
+ * Thread-safety: pure functions, but for the FIEMAP ioctls.
  */
 #ifndef PIX_SCHED_H
 #define PIX_SCHED_H
 
 #include "item.h"
 
-/* Sorts `items` (PixItem*) into reading order: by device, then inode
- * (the inode table and, on most file systems, data follow inode order). */
-void pix_sched_order(GPtrArray *items);
+typedef enum {
+	PIX_DEVICE_UNKNOWN,
+	PIX_DEVICE_SSD,
+	PIX_DEVICE_VIRTUAL,
+	PIX_DEVICE_ROTATIONAL,
+} PixDeviceClass;
+
+/* "unknown", "ssd", "virtual", "rotational" (static). */
+const char *pix_device_class_name(PixDeviceClass c);
+/* The class for one of those names; FALSE for anything else. */
+gboolean pix_device_class_parse(const char *name, PixDeviceClass *out);
+
+/*
+ * The class of block device `dev` (an st_dev), read from the sysfs tree at
+ * `sysfs_root` ("/sys"; tests pass a tree of their own).  *name, when
+ * non-NULL, gets the kernel's name of the device the class was read from
+ * ("sda", "vda"), or NULL (transfer full).
+ */
+PixDeviceClass pix_sched_device_class(guint64 dev, const char *sysfs_root, char **name);
+
+/* Reads in flight that suit the class. */
+guint pix_sched_readers(PixDeviceClass c);
+
+/*
+ * Sorts `items` (PixItem*) into reading order for a device of class `c`:
+ * rotational, by the physical offset of each file's first extent (one
+ * FIEMAP ioctl per file, without syncing; files it cannot map go last, in
+ * inode order); otherwise by device, then inode.  Ties by name, so hard
+ * links come out in the same order every scan.
+ */
+void pix_sched_order(GPtrArray *items, PixDeviceClass c);
 
 #endif

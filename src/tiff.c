@@ -64,15 +64,18 @@ static gboolean walk_ifd(Walk *w, guint32 off, const char *name, guint32 *next);
 static void walk_pointer(Walk *w, const char *ifd_name, guint16 type, guint32 count, guint64 value_off,
                          const char *sub_name)
 {
-	if (count == 0 || get32(w, value_off) == 0)
-		return;         /* an empty or null pointer: no such directory */
+	if (count == 0)
+		return;         /* an empty pointer: no such directory */
 	/* LONG or IFD by the standard; SLONG is seen in the wild and harmless */
 	if ((type != 4 && type != 9 && type != 13) || count != 1) {
 		problem(w, g_strdup_printf("wrong format (type %u, count %u) for the %s pointer in %s",
 		                           type, count, sub_name, ifd_name));
 		return;
 	}
-	walk_ifd(w, get32(w, value_off), sub_name, NULL);
+	/* one 4-byte value: in the entry itself, which is within bounds */
+	guint32 off = get32(w, value_off);
+	if (off != 0)   /* a null pointer: no such directory */
+		walk_ifd(w, off, sub_name, NULL);
 }
 
 /* Checks one IFD at `off`; sets *next to its next-IFD offset. Returns
