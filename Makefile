@@ -55,17 +55,18 @@ $(BUILD):
 # --- tests ---------------------------------------------------------------
 
 # Each unit test links its module and what it cannot do without.
-UNIT_TESTS = queue log walk store meta exif tiff md5 read sched
-unit_deps_queue = queue item log
+UNIT_TESTS = queue log path walk store meta exif tiff md5 read sched
+unit_deps_queue = queue item path log
 unit_deps_log = log
-unit_deps_walk = walk queue item log
-unit_deps_store = store queue item log schema
-unit_deps_meta = meta meta-jpeg exif tiff item log
-unit_deps_exif = exif item log
+unit_deps_path = path
+unit_deps_walk = walk queue item path log
+unit_deps_store = store queue item path log schema
+unit_deps_meta = meta meta-jpeg exif tiff item path log
+unit_deps_exif = exif item path log
 unit_deps_tiff = tiff log
-unit_deps_md5 = md5-lanes hash meta meta-jpeg exif tiff read queue item log
-unit_deps_read = read hash md5-lanes meta meta-jpeg exif tiff queue item log
-unit_deps_sched = sched item log
+unit_deps_md5 = md5-lanes hash meta meta-jpeg exif tiff read queue item path log
+unit_deps_read = read hash md5-lanes meta meta-jpeg exif tiff queue item path log
+unit_deps_sched = sched item path log
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test-%)
 TOOLS = $(BUILD)/tests/mkfixture
 

@@ -12,7 +12,7 @@ set -eu
 
 build="build-essential pkg-config libglib2.0-dev libexif-dev libsqlite3-dev libssl-dev"
 test="$build sqlite3 jq strace util-linux perl valgrind"
-bench="$test hashdeep libimage-exiftool-perl hyperfine time"
+bench="$test hashdeep libimage-exiftool-perl hyperfine time gnuplot-nox"
 
 case "${1:-build}" in
 build) want=$build ;;

@@ -138,8 +138,8 @@ CREATE VIEW file_info AS
 SELECT
     f.id                                  AS id,
     CASE WHEN typeof(d.path) = 'text' AND typeof(f.name) = 'text'
-         THEN d.path || '/' || f.name
-         ELSE CAST(d.path || '/' || f.name AS BLOB) END AS path,
+         THEN rtrim(d.path, '/') || '/' || f.name
+         ELSE CAST(rtrim(CAST(d.path AS TEXT), '/') || '/' || f.name AS BLOB) END AS path,
     f.name                                AS name,
     d.path                                AS dir,
     f.size                                AS size,

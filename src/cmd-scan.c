@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
+#include "path.h"
 #include "md5-lanes.h"
 #include "pipeline.h"
 
@@ -94,12 +95,17 @@ static char **canonical_roots(char **paths, guint *n_bad)
 		g_ptr_array_add(roots, g_strdup(real));
 		free(real);
 	}
+	/* shortest first, so a root's ancestors are kept before it; "/p",
+	 * "/p-old", "/p/2021" sort in that order, so each is compared with
+	 * every root kept, not only the last */
 	g_ptr_array_sort(roots, compare_strings);
 	for (guint i = 0; i < roots->len; i++) {
 		const char *r = g_ptr_array_index(roots, i);
-		if (out->len > 0 && pix_path_is_under(r, g_ptr_array_index(out, out->len - 1)))
-			continue;
-		g_ptr_array_add(out, g_strdup(r));
+		gboolean is_covered = FALSE;
+		for (guint j = 0; j < out->len && !is_covered; j++)
+			is_covered = pix_path_is_under(r, g_ptr_array_index(out, j));
+		if (!is_covered)
+			g_ptr_array_add(out, g_strdup(r));
 	}
 	g_ptr_array_add(out, NULL);
 	return (char **)g_ptr_array_free(out, FALSE);

@@ -198,6 +198,10 @@ static PixItem *finish(File *f, gboolean is_lanes)
 	PixChunk *end = f->end;
 
 	item->is_read = TRUE;
+	if (end->is_vanished) {
+		item->is_vanished = TRUE;
+		return item;
+	}
 	if (end->error != NULL) {
 		g_free(item->error);
 		item->error = g_steal_pointer(&end->error);
@@ -232,7 +236,7 @@ static gboolean is_complete(File *f)
 {
 	if (f->end == NULL)
 		return FALSE;
-	return f->end->error != NULL || f->end->is_aborted || g_queue_is_empty(&f->chunks);
+	return f->end->error != NULL || f->end->is_aborted || f->end->is_vanished || g_queue_is_empty(&f->chunks);
 }
 
 /* Finishes complete files; returns how many it passed on or dropped. */

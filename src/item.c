@@ -14,6 +14,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "item.h"
+#include "path.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -64,21 +65,6 @@ void pix_item_free(PixItem *item)
 	pix_meta_free(item->meta);
 	g_free(item->error);
 	g_free(item);
-}
-
-char *pix_path_join(const char *dir, const char *name)
-{
-	if (dir[0] == '/' && dir[1] == '\0')
-		return g_strconcat("/", name, NULL);
-	return g_strconcat(dir, "/", name, NULL);
-}
-
-gboolean pix_path_is_under(const char *path, const char *root)
-{
-	gsize n = strlen(root);
-	if (strcmp(root, "/") == 0)
-		return path[0] == '/';
-	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
 char *pix_item_path(const PixItem *item)

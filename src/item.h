@@ -108,6 +108,7 @@ struct PixItem {
 	PixMeta *meta;          /* (owned, nullable) */
 	char *error;            /* why the file is in state 'error', or NULL (owned) */
 	gboolean is_read;       /* the content was read (or reading was tried) */
+	gboolean is_vanished;   /* the file was gone when the reader came for it */
 	gboolean is_racy;       /* mtime too recent to trust: reread next scan */
 	gboolean was_missing;   /* the row was 'missing' before this scan */
 
@@ -127,11 +128,6 @@ void pix_item_free(PixItem *item);
 /* Full path "dir/name" (transfer full). */
 char *pix_item_path(const PixItem *item);
 
-/* "dir/name", without doubling the slash of the root "/" (transfer full). */
-char *pix_path_join(const char *dir, const char *name);
-/* Whether `path` is `root` or lies below it (component-wise: "/a/bc" is
- * not below "/a/b"). */
-gboolean pix_path_is_under(const char *path, const char *root);
 /* Sets item->error (printf-style), replacing any earlier one. */
 void pix_item_set_error(PixItem *item, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 

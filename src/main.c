@@ -11,11 +11,13 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "cmd.h"
+#include "log.h"
 
 #include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #ifndef PIX_VERSION
 #define PIX_VERSION "unknown"
@@ -83,9 +85,21 @@ int pix_cmd_usage_error(const char *cmd, const char *fmt, ...)
 	return PIX_EXIT_USAGE;
 }
 
+/* The walker holds a descriptor per directory level and the readers one per
+ * file in flight: take the hard limit, as deep trees need it. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	setlocale(LC_ALL, "");
+	raise_fd_limit();
 	if (argc < 2) {
 		usage(stderr);
 		return PIX_EXIT_USAGE;
@@ -101,7 +115,8 @@ int main(int argc, char **argv)
 	for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "photoidx: '%s' is not a photoidx command\n", argv[1]);
+	g_autofree char *q = pix_quote(argv[1]);
+	fprintf(stderr, "photoidx: '%s' is not a photoidx command\n", q);
 	usage(stderr);
 	return PIX_EXIT_USAGE;
 }

@@ -150,7 +150,7 @@ gboolean pix_pipeline_scan(const PixPipelineConfig *cfg, PixStore *writer, gbool
 {
 	g_autoptr(PixStore) reader = NULL;
 	guint n_hashers = MAX(cfg->n_hashers, 1);
-	guint n_bufs = (guint)(cfg->read.max_memory_bytes / cfg->read.read_bytes);
+	guint n_bufs = pix_read_buffer_count(&cfg->read);
 	PixQueue *listings = pix_queue_new(LISTING_QUEUE, 1);
 	PixQueue *to_read = pix_queue_new(READ_QUEUE, 1);
 	PixQueue *to_store = pix_queue_new(STORE_QUEUE, 1 + n_hashers);

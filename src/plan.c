@@ -15,7 +15,8 @@
  *  1. A row is marked missing only after lstat() of its path said ENOENT
  *     (or found something that is not a file there), only when the walk
  *     finished, and never under a directory that could not be listed.
- *  2. A row id is in `claimed` at most once: a row moves to one new path.
+ *  2. A row is decided once per scan: moved to one new path, or re-read at
+ *     its own (both in `claimed`), never both.
  *  3. A file is sent to the readers only when its row is absent, differs
  *     in device, inode, size, mtime or ctime, has no MD5, or is flagged for
  *     a recheck; an unchanged file is never opened.
@@ -26,6 +27,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "plan.h"
 #include "log.h"
+#include "path.h"
 #include "walk.h"
 
 #include <errno.h>
@@ -34,7 +36,8 @@
 
 typedef struct {
 	const PixPlanConfig *cfg;
-	GHashTable *claimed;        /* row ids (as pointers) moved this scan */
+	GHashTable *claimed;        /* row ids (as pointers) decided this scan:
+	                               moved, or re-read at their path */
 	GHashTable *visited;        /* dir row ids listed this scan */
 	GHashTable *dev_has_rows;   /* dev -> GINT_TO_POINTER(1 + has rows) */
 	GHashTable *unsafe_roots;   /* root paths not to mark anything missing under */
@@ -93,10 +96,12 @@ static gboolean is_claimed(Plan *p, gint64 id)
 static gboolean dev_has_rows(Plan *p, guint64 dev)
 {
 	gpointer v = g_hash_table_lookup(p->dev_has_rows, GSIZE_TO_POINTER((gsize)dev));
+	if (p->error != NULL)
+		return FALSE;
 	if (v == NULL) {
 		gboolean has = TRUE;
 		if (!pix_store_has_dev(p->cfg->catalog, dev, &has, &p->error))
-			has = TRUE;
+			return FALSE;
 		v = GINT_TO_POINTER(1 + has);
 		g_hash_table_insert(p->dev_has_rows, GSIZE_TO_POINTER((gsize)dev), v);
 	}
@@ -108,10 +113,33 @@ static gboolean is_gone(const char *dir_path, const char *name)
 {
 	g_autofree char *path = pix_path_join(dir_path, name);
 	struct stat st;
-	if (lstat(path, &st) != 0)
+	if (pix_path_lstat(path, &st) != 0)
 		return errno == ENOENT;
 	/* a symlink or directory now stands where the file was */
 	return S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode);
+}
+
+/*
+ * Whether the nearest directory above `path` that still exists is on
+ * device `dev`.  A path gone because its disk is unmounted (or is another
+ * disk now, removable disks reuse device numbers) has its nearest
+ * surviving ancestor on another device: a file found elsewhere with the
+ * same device and inode numbers is then not that file moved.
+ */
+static gboolean is_ancestor_on(const char *path, guint64 dev)
+{
+	g_autofree char *dir = g_path_get_dirname(path);
+	for (int depth = 0; depth < 4096; depth++) {
+		struct stat st;
+		if (pix_path_lstat(dir, &st) == 0)
+			return S_ISDIR(st.st_mode) && (guint64)st.st_dev == dev;
+		if (errno != ENOENT || strcmp(dir, "/") == 0)
+			return FALSE;
+		char *up = g_path_get_dirname(dir);
+		g_free(dir);
+		dir = up;
+	}
+	return FALSE;
 }
 
 /*
@@ -121,7 +149,7 @@ static gboolean is_gone(const char *dir_path, const char *name)
  * file put in its place), the entry is not taken as a move: the old path's
  * own directory handles its row, whichever is walked first.
  */
-static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e)
+static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e, GHashTable *listed)
 {
 	if (!dev_has_rows(p, e->st.dev))
 		return NULL;
@@ -134,13 +162,22 @@ static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e)
 		 * same size and mtime make the same inode the same file */
 		if (row->st.size_bytes != e->st.size_bytes || row->st.mtime_ns != e->st.mtime_ns)
 			continue;
-		if (is_claimed(p, row->id) || !is_gone(row->dir_path, row->name))
+		if (is_claimed(p, row->id))
+			continue;
+		g_autofree char *old_path = pix_path_join(row->dir_path, row->name);
+		/* on a case-insensitive file system (a camera's FAT card), the
+		 * old name of a case-only rename still opens the file, but the
+		 * directory no longer lists it */
+		gboolean is_alias = strcmp(row->dir_path, dir->path) == 0 && !g_hash_table_contains(listed, row->name);
+		if (!is_alias && !is_gone(row->dir_path, row->name))
+			continue;
+		if (!is_ancestor_on(old_path, row->st.dev))
 			continue;
 
 		PixItem *item = pix_item_new(PIX_ACT_MOVE, dir, e->name);
 		set_old(item, row);
 		item->st = e->st;
-		item->old_path = pix_path_join(row->dir_path, row->name);
+		item->old_path = g_steal_pointer(&old_path);
 		/* the content is known unless the row never had a good read */
 		item->is_read = !(row->has_md5 && S_ISREG(row->st.mode) && !row->is_recheck);
 		g_hash_table_add(p->claimed, GSIZE_TO_POINTER((gsize)row->id));
@@ -200,8 +237,11 @@ static void plan_listing(Plan *p, PixListing *l)
 
 	if (!pix_store_find_dir(p->cfg->catalog, dir->path, &drow, &p->error))
 		return;
+	/* the row id as plan knows it: after the push below, the store thread
+	 * owns dir->id (it sets it for a new directory) */
+	gint64 dir_id = 0;
 	if (drow != NULL) {
-		dir->id = drow->id;
+		dir_id = dir->id = drow->id;
 		g_hash_table_add(p->visited, GSIZE_TO_POINTER((gsize)drow->id));
 		pix_dir_row_free(drow);
 	}
@@ -210,18 +250,23 @@ static void plan_listing(Plan *p, PixListing *l)
 		return;         /* unreadable is not gone: leave its rows alone */
 
 	by_name = g_hash_table_new(g_str_hash, g_str_equal);
-	if (dir->id > 0) {
-		rows = pix_store_dir_files(p->cfg->catalog, dir->id, &p->error);
+	guint n_present = 0;
+	if (dir_id > 0) {
+		rows = pix_store_dir_files(p->cfg->catalog, dir_id, &p->error);
 		if (rows == NULL)
 			return;
 		for (guint i = 0; i < rows->len; i++) {
 			PixFileRow *row = g_ptr_array_index(rows, i);
 			g_hash_table_insert(by_name, row->name, row);
+			n_present += row->state != PIX_STATE_MISSING;
 		}
 	}
-	if (is_root(dir) && l->entries->len == 0 && l->n_subdirs == 0 && dir->id > 0) {
+	g_autoptr(GHashTable) listed = g_hash_table_new(g_str_hash, g_str_equal);
+	for (guint i = 0; i < l->entries->len; i++)
+		g_hash_table_add(listed, g_array_index(l->entries, PixEntry, i).name);
+	if (is_root(dir) && l->entries->len == 0 && l->n_subdirs == 0 && dir_id > 0) {
 		g_autoptr(GPtrArray) below = pix_store_dirs_under(p->cfg->catalog, dir->path, &p->error);
-		if (g_hash_table_size(by_name) > 0 || (below != NULL && below->len > 1)) {
+		if (n_present > 0 || (below != NULL && below->len > 1)) {
 			g_autofree char *q = pix_quote(dir->path);
 			pix_warn("'%s' is empty but the catalog has files under it: not marking them missing"
 			         " (is a disk unmounted?)", q);
@@ -258,10 +303,12 @@ static void plan_listing(Plan *p, PixListing *l)
 			set_old(item, row);
 			item->st = e->st;
 			item->is_read = TRUE;
+			/* decided: no later directory may take it as moved */
+			g_hash_table_add(p->claimed, GSIZE_TO_POINTER((gsize)row->id));
 			g_ptr_array_add(reads, item);
 			continue;
 		}
-		PixItem *item = find_move(p, dir, e);
+		PixItem *item = find_move(p, dir, e, listed);
 		if (item == NULL) {
 			item = pix_item_new(PIX_ACT_ADD, dir, e->name);
 			item->st = e->st;
@@ -308,7 +355,8 @@ static void finish(Plan *p)
 {
 	for (guint i = 0; i < p->vanished->len; i++) {
 		PixItem *item = g_ptr_array_index(p->vanished, i);
-		if (is_claimed(p, item->row_id))
+		/* claimed by a move, or back since (saved by delete-and-create) */
+		if (is_claimed(p, item->row_id) || !is_gone(item->dir->path, item->name))
 			continue;
 		g_ptr_array_index(p->vanished, i) = NULL;
 		pix_queue_push(p->cfg->to_store, item);
@@ -322,7 +370,7 @@ static void finish(Plan *p)
 			struct stat st;
 			if (g_hash_table_contains(p->visited, GSIZE_TO_POINTER((gsize)drow->id)))
 				continue;
-			if (lstat(drow->path, &st) == 0 ? S_ISDIR(st.st_mode) : errno != ENOENT)
+			if (pix_path_lstat(drow->path, &st) == 0 ? S_ISDIR(st.st_mode) : errno != ENOENT)
 				continue;       /* still there (excluded, another mount, unreadable) */
 			g_autoptr(PixDir) dir = pix_dir_new(drow->path);
 			dir->id = drow->id;

@@ -21,6 +21,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "read.h"
 #include "log.h"
+#include "path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +65,13 @@ struct PixReaders {
 	gint64 rate_start_us;
 	gint64 rate_bytes;
 };
+
+guint pix_read_buffer_count(const PixReadConfig *cfg)
+{
+	/* in 64 bits: a huge --max-memory must not wrap to no buffers at all */
+	guint64 n = cfg->max_memory_bytes / cfg->read_bytes;
+	return (guint)CLAMP(n, 2, PIX_READ_MAX_BUFFERS);
+}
 
 static void pool_unref(PixBufPool *pool)
 {
@@ -166,10 +174,10 @@ static guint pick_out(PixReaders *r)
 
 static int open_file(const char *path)
 {
-	int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-	int fd = open(path, flags | O_NOATIME);
+	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+	int fd = pix_path_open(path, flags | O_NOATIME);
 	if (fd < 0 && errno == EPERM)
-		fd = open(path, flags);   /* O_NOATIME needs ownership */
+		fd = pix_path_open(path, flags);   /* O_NOATIME needs ownership */
 	return fd;
 }
 
@@ -248,6 +256,7 @@ typedef struct {
 	char *error;
 	gboolean is_aborted;
 	gboolean is_racy;
+	gboolean is_vanished;
 } Ending;
 
 /*
@@ -273,10 +282,16 @@ static void read_one(PixReaders *r, PixItem *item)
 
 	if (fd < 0) {
 		err = errno;
-		if (err == ELOOP)
-			ending.error = g_strdup("cannot open: it became a symbolic link");
-		else
+		if (err == ENOENT || err == ENOTDIR) {
+			/* deleted or renamed since it was listed: not a problem
+			 * with the file, which is simply not there any more */
+			ending.is_vanished = TRUE;
+			pix_notice("'%s' is gone since it was listed", q);
+		} else if (err == ELOOP) {
+			ending.error = g_strdup("cannot open: it, or a directory above it, became a symbolic link");
+		} else {
 			ending.error = g_strdup_printf("cannot open: %s", g_strerror(err));
+		}
 		goto done;
 	}
 	if (fstat(fd, &st) != 0) {
@@ -340,8 +355,9 @@ static void read_one(PixReaders *r, PixItem *item)
 			gint64 now_ns = g_get_real_time() * 1000;
 			ending.st = after;
 			ending.bytes_read = total;
-			ending.is_racy = after.mtime_ns > now_ns - G_GINT64_CONSTANT(1000000000) &&
-			                 after.mtime_ns < now_ns + G_GINT64_CONSTANT(1000000000);
+			/* two seconds: FAT (camera cards) keeps mtime in 2 s steps */
+			ending.is_racy = after.mtime_ns > now_ns - G_GINT64_CONSTANT(2000000000) &&
+			                 after.mtime_ns < now_ns + G_GINT64_CONSTANT(2000000000);
 			break;
 		}
 		if (pass == MAX_PASSES) {
@@ -374,6 +390,7 @@ done:
 	last->error = ending.error;
 	last->is_aborted = ending.is_aborted;
 	last->is_racy = ending.is_racy;
+	last->is_vanished = ending.is_vanished;
 	pix_queue_push(out, last);
 }
 
@@ -407,7 +424,7 @@ PixReaders *pix_read_start(const PixReadConfig *cfg, PixQueue *in, PixQueue **ou
 	g_mutex_init(&r->pool->lock);
 	g_cond_init(&r->pool->freed);
 	r->pool->buf_bytes = cfg->read_bytes;
-	r->pool->max = (guint)(cfg->max_memory_bytes / cfg->read_bytes);
+	r->pool->max = pix_read_buffer_count(cfg);
 	r->pool->pending_bytes = g_new0(gint64, n_out);
 	g_mutex_init(&r->rate_lock);
 	g_mutex_init(&r->dontcache_lock);

@@ -44,7 +44,8 @@ typedef struct {
 	gint64 bytes_read;      /* bytes of the final (complete) pass */
 	char *error;            /* why reading failed, or NULL (owned) */
 	gboolean is_aborted;    /* stop requested: drop the item */
-	gboolean is_racy;       /* mtime within a second of the read */
+	gboolean is_vanished;   /* the file was gone (ENOENT) when opened */
+	gboolean is_racy;       /* mtime within two seconds of the read */
 
 	guint8 *buf;            /* pool buffer behind `data` (owned, returned by free) */
 	PixBufPool *pool;
@@ -66,6 +67,12 @@ typedef struct {
 } PixReadConfig;
 
 typedef struct PixReaders PixReaders;
+
+#define PIX_READ_MAX_BUFFERS 65536
+
+/* How many buffers the pool may hold: --max-memory over --read-size,
+ * between 2 and PIX_READ_MAX_BUFFERS. */
+guint pix_read_buffer_count(const PixReadConfig *cfg);
 
 /*
  * Starts cfg->n_readers threads popping PixItems from `in` and sending

@@ -15,6 +15,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "sched.h"
+#include "path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -156,12 +157,12 @@ static guint64 first_physical(const char *path)
 		struct fiemap map;
 		struct fiemap_extent extents[FIEMAP_EXTENTS];
 	} req;
-	int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-	int fd = open(path, flags | O_NOATIME);
+	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+	int fd = pix_path_open(path, flags | O_NOATIME);
 	guint64 physical = G_MAXUINT64;
 
 	if (fd < 0 && errno == EPERM)
-		fd = open(path, flags);
+		fd = pix_path_open(path, flags);
 	if (fd < 0)
 		return physical;
 	memset(&req, 0, sizeof req);

@@ -72,8 +72,10 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_DIR_UPSERT] =
 		"INSERT INTO dirs (parent_id, path, dev, ino, mtime_ns, ctime_ns, state, error, scanned_at)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
-		" ON CONFLICT (path) DO UPDATE SET parent_id = ?1, dev = ?3, ino = ?4,"
-		" mtime_ns = ?5, ctime_ns = ?6, state = ?7, error = ?8, scanned_at = ?9"
+		/* what a listing that failed does not know, the row keeps */
+		" ON CONFLICT (path) DO UPDATE SET parent_id = coalesce(?1, parent_id),"
+		" dev = coalesce(?3, dev), ino = coalesce(?4, ino), mtime_ns = coalesce(?5, mtime_ns),"
+		" ctime_ns = coalesce(?6, ctime_ns), state = ?7, error = ?8, scanned_at = ?9"
 		" RETURNING id",
 	[ST_DIR_MISSING] = "UPDATE dirs SET state = 'missing' WHERE id = ?1",
 	[ST_FILE_INSERT] =
@@ -84,10 +86,12 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_FILE_UPDATE_CONTENT] =
 		"UPDATE files SET dev = ?2, ino = ?3, mode = ?4, size = ?5, mtime_ns = ?6, ctime_ns = ?7,"
 		" md5 = ?8, mime = ?9, media = ?10, state = ?11, error = ?12, recheck = ?13,"
-		" changed_at = ?14, hashed_at = ?15, missing_since = NULL WHERE id = ?1",
+		" changed_at = ?14, hashed_at = ?15, missing_since = NULL"
+		" WHERE id = ?1 AND dir_id = ?16 AND name = ?17",
 	[ST_FILE_UPDATE_STAT] =
 		"UPDATE files SET dev = ?2, ino = ?3, mode = ?4, size = ?5, mtime_ns = ?6, ctime_ns = ?7,"
-		" state = CASE WHEN state = 'missing' THEN 'ok' ELSE state END, missing_since = NULL"
+		" state = CASE WHEN state <> 'missing' THEN state WHEN error IS NULL THEN 'ok' ELSE 'error' END,"
+		" missing_since = NULL"
 		" WHERE id = ?1",
 	[ST_FILE_MOVE] = "UPDATE files SET dir_id = ?2, name = ?3 WHERE id = ?1",
 	[ST_FILE_MISSING] =
@@ -125,6 +129,8 @@ struct PixStore {
 	gint64 scan_id;         /* the run begun by pix_store_begin_scan, or 0 */
 	char **roots;           /* its roots (owned) */
 	gint64 now_s;           /* timestamp of the current batch */
+	gint64 counts[PIX_N_COUNTERS]; /* counted in the open batch, published
+	                           to log.h's counters when it commits */
 };
 
 static gboolean store_check(PixStore *s)
@@ -344,7 +350,8 @@ static gboolean take_lock(PixStore *s, gboolean is_no_wait, GError **error)
 		char holder[32] = "";
 		ssize_t n = pread(s->lock_fd, holder, sizeof holder - 1, 0);
 		holder[n > 0 ? n : 0] = '\0';
-		g_strstrip(holder);
+		/* a pid: digits only, whatever else the lock file holds */
+		holder[strspn(holder, "0123456789")] = '\0';
 		if (errno != EWOULDBLOCK && errno != EAGAIN) {
 			int err = errno;
 			g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
@@ -436,7 +443,8 @@ static gboolean set_wal(PixStore *s, GError **error)
 		sqlite_error(error, s, rc, "cannot switch it to WAL mode");
 		return FALSE;
 	}
-	if (g_ascii_strcasecmp((const char *)sqlite3_column_text(st, 0), "wal") != 0) {
+	const char *mode = (const char *)sqlite3_column_text(st, 0);
+	if (mode == NULL || g_ascii_strcasecmp(mode, "wal") != 0) {
 		g_autofree char *q = pix_quote(s->path);
 		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
 		            "catalog '%s': cannot use WAL mode on this file system", q);
@@ -544,6 +552,14 @@ static void rollback_batch(PixStore *s)
 		return;
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	s->in_batch = FALSE;
+	memset(s->counts, 0, sizeof s->counts);
+}
+
+/* Counts for the summary what the batch does; published at COMMIT, so
+ * the counts never include a batch that was rolled back. */
+static void count(PixStore *s, PixCounter c, gint64 n)
+{
+	s->counts[c] += n;
 }
 
 gboolean pix_store_commit(PixStore *s, GError **error)
@@ -557,6 +573,11 @@ gboolean pix_store_commit(PixStore *s, GError **error)
 		return FALSE;
 	}
 	s->in_batch = FALSE;
+	for (int c = 0; c < PIX_N_COUNTERS; c++) {
+		if (s->counts[c] != 0)
+			pix_count_add((PixCounter)c, s->counts[c]);
+		s->counts[c] = 0;
+	}
 	return TRUE;
 }
 
@@ -795,7 +816,7 @@ static gboolean put_add(PixStore *s, PixItem *item, GError **error)
 	gint64 id = sqlite3_column_int64(st, 0);
 	if (!step_done(s, st, "cannot add a file", error))
 		return FALSE;
-	pix_count_add(PIX_N_NEW, 1);
+	count(s, PIX_N_NEW, 1);
 	return put_meta(s, id, item->meta, error) && put_change(s, id, "added", item, NULL, NULL, error);
 }
 
@@ -810,21 +831,29 @@ static gboolean put_content(PixStore *s, PixItem *item, GError **error)
 	sqlite3_bind_int64(st, 14, s->now_s);
 	if (item->has_md5)
 		sqlite3_bind_int64(st, 15, s->now_s);
-	if (!step_done(s, st, "cannot update a file", error) || !put_meta(s, item->row_id, item->meta, error))
+	sqlite3_bind_int64(st, 16, item->dir->id);
+	bind_path(st, 17, item->name);
+	if (!step_done(s, st, "cannot update a file", error))
+		return FALSE;
+	if (sqlite3_changes(s->db) == 0)
+		return TRUE;    /* the row is no longer at the path that was read */
+	if (!put_meta(s, item->row_id, item->meta, error))
 		return FALSE;
 	gboolean is_same = item->has_md5 && item->has_old_md5 && memcmp(item->md5, item->old_md5, 16) == 0;
 	if (is_same && !item->was_missing && item->st.size_bytes == item->old_st.size_bytes &&
 	    item->st.mtime_ns == item->old_st.mtime_ns && item->error == NULL) {
 		/* a recheck (recent mtime, earlier) found nothing new */
 		if (item->action == PIX_ACT_CHANGE)
-			pix_count_add(PIX_N_UNCHANGED, 1);
+			count(s, PIX_N_UNCHANGED, 1);
 		return TRUE;
 	}
 	if (item->action == PIX_ACT_CHANGE)
-		pix_count_add(PIX_N_CHANGED, 1);
+		count(s, PIX_N_CHANGED, 1);
 	return put_change(s, item->row_id, item->was_missing && is_same ? "restored" : "changed", item,
 	                  NULL, NULL, error);
 }
+
+static gboolean put_missing(PixStore *s, PixItem *item, GError **error);
 
 static gboolean put_move(PixStore *s, PixItem *item, GError **error)
 {
@@ -840,7 +869,9 @@ static gboolean put_move(PixStore *s, PixItem *item, GError **error)
 	g_autofree char *new_path = pix_item_path(item);
 	if (!put_change(s, item->row_id, "moved", item, item->old_path, new_path, error))
 		return FALSE;
-	pix_count_add(PIX_N_MOVED, 1);
+	count(s, PIX_N_MOVED, 1);
+	if (item->is_vanished)
+		return put_missing(s, item, error);    /* gone again before it was read */
 	if (item->is_read)
 		return put_content(s, item, error);
 	st = stmt(s, ST_FILE_UPDATE_STAT, error);
@@ -862,7 +893,7 @@ static gboolean put_missing(PixStore *s, PixItem *item, GError **error)
 		return FALSE;
 	if (sqlite3_changes(s->db) == 0)
 		return TRUE;
-	pix_count_add(PIX_N_MISSING, 1);
+	count(s, PIX_N_MISSING, 1);
 	return put_change(s, item->row_id, "missing", item, NULL, NULL, error);
 }
 
@@ -879,10 +910,12 @@ gboolean pix_store_put(PixStore *s, PixItem *item, GError **error)
 		ok = put_dir(s, item, error);
 		break;
 	case PIX_ACT_ADD:
-		ok = put_add(s, item, error);
+		/* a new file gone before it was read: there is nothing to record */
+		ok = item->is_vanished || put_add(s, item, error);
 		break;
 	case PIX_ACT_CHANGE:
-		ok = put_content(s, item, error);
+		/* a known file gone before it was read keeps what was known */
+		ok = item->is_vanished ? put_missing(s, item, error) : put_content(s, item, error);
 		break;
 	case PIX_ACT_MOVE:
 		ok = put_move(s, item, error);
@@ -899,7 +932,7 @@ gboolean pix_store_put(PixStore *s, PixItem *item, GError **error)
 	}
 	if (item->error != NULL && item->action != PIX_ACT_MISSING && item->action != PIX_ACT_DIR &&
 	    item->action != PIX_ACT_DIR_MISSING)
-		pix_count_add(PIX_N_ERRORS, 1);
+		count(s, PIX_N_ERRORS, 1);
 	return TRUE;
 }
 

@@ -23,6 +23,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "walk.h"
 #include "log.h"
+#include "path.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -183,10 +184,18 @@ static void list_dir(const PixWalkConfig *cfg, GArray *stack, Frame *frame, guin
 		return;
 	}
 	g_array_sort(names, compare_entry_ino);
+	/* POSIX lets a directory read during a rename return a name twice
+	 * (btrfs and XFS do): a name counts once */
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
 
 	for (guint i = 0; i < names->len; i++) {
 		PixEntry e = g_array_index(names, PixEntry, i);
 		struct stat st;
+
+		if (!g_hash_table_add(seen, e.name)) {
+			g_free(e.name);
+			continue;
+		}
 
 		if (pix_walk_is_excluded(cfg, dir_path, e.name)) {
 			l->n_skipped++;

@@ -64,7 +64,7 @@ mkfix() {
 }
 
 # Sets the mtime of files (or trees) to two days ago, so that a scan does
-# not flag them as possibly still being written (the one-second rule).
+# not flag them as possibly still being written (the recheck rule: mtime within two seconds of the read).
 age() {
 	find "$@" -exec touch -h -d '2 days ago' {} +
 }

@@ -140,6 +140,13 @@ test_expect_success 'overlapping roots are walked once' '
 	test "$(jq ".roots | length" summary.json)" = 1
 '
 
+test_expect_success 'a nested root is found under its parent past a sibling that sorts between' '
+	mkdir -p p/2021 p-old && echo a >p/2021/a.txt && echo b >p-old/b.txt && age p p-old &&
+	px scan --db nested.db --json p p-old p/2021 >s.json &&
+	test "$(jq -c .roots s.json)" = "[\"$TRASH/p\",\"$TRASH/p-old\"]" &&
+	test "$(sqlite3 nested.db "select count(*) from files")" = 2
+'
+
 test_expect_success '--exclude skips names and, with a slash, paths' '
 	rm -f "$DB"* &&
 	px scan --db "$DB" -q --exclude "*.txt" --exclude "*/2023/trip" lib &&

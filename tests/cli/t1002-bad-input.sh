@@ -12,6 +12,10 @@ can_drop_root() {
 	[ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && as_nobody true 2>/dev/null
 }
 
+q_van() {
+	sqlite3 -batch van.db "$@"
+}
+
 state_of() {
 	q "select state from file_info where name = '$1'"
 }
@@ -92,6 +96,7 @@ line.jpg" && mkfix jpeg "names/tab	bed.jpg" && mkfix jpeg "$(printf "names/bad\3
 	test "$(sqlite3 names.db "select hex(name) from files where hex(name) like \"%0A%\"")" = "$(printf "new\nline.jpg" | od -An -tx1 | tr -d " \n" | tr a-f A-F)" &&
 	test "$(sqlite3 names.db "select typeof(name) from files where hex(name) like \"%FF%\"")" = blob &&
 	test "$(sqlite3 names.db "select typeof(path) from file_info where hex(name) like \"%FF%\"")" = blob &&
+	test "$(sqlite3 names.db "select hex(path) = hex(dir) || \"2F\" || hex(name) from file_info where hex(name) like \"%FF%\"")" = 1 &&
 	test "$(sqlite3 names.db "select typeof(path) from file_info where name like \"tab%\"")" = text &&
 	sqlite3 names.db "select name from files" | grep -q "DROP TABLE files" &&
 	test "$(sqlite3 names.db "pragma integrity_check")" = ok
@@ -138,21 +143,39 @@ test_expect_success 'unreadable directory: named, its files are not marked missi
 	chmod 755 priv/d
 '
 
-test_expect_success 'a file that vanishes between walk and read: named, recorded, then missing' '
+# wait_open PID NAME: until process PID has a file NAME open (20 s at most)
+wait_open() {
+	i=0 && until ls -l /proc/$1/fd 2>/dev/null | grep -q "$2" || [ $i -gt 1000 ]; do sleep 0.02; i=$((i + 1)); done
+}
+
+test_expect_success 'a new file that vanishes between walk and read: a notice, no row' '
 	mkdir -p van && dd if=/dev/urandom of=van/a.bin bs=1k count=1000 2>/dev/null &&
 		echo b >van/b.txt && age van
-	"$PHOTOIDX" scan --db van.db -q --readers 1 --limit-rate 1M van 2>err &
+	"$PHOTOIDX" scan --db van.db --readers 1 --limit-rate 1M van >out 2>err &
 	pid=$!
 	# once a.bin is open, plan has queued b.txt behind it
-	i=0 && until ls -l /proc/$pid/fd 2>/dev/null | grep -q "van/a.bin" || [ $i -gt 200 ]; do sleep 0.02; i=$((i + 1)); done
+	wait_open $pid "van/a.bin"
 	rm van/b.txt &&
 	set +e && wait $pid; rc=$? && set -e &&
-	test $rc = 1 &&
-	grep -q "cannot index .*/van/b.txt.: cannot open: No such file or directory" err &&
-	test "$(sqlite3 van.db "select state from file_info where name = \"b.txt\"")" = error &&
-	test "$(sqlite3 van.db "select state from file_info where name = \"a.bin\"")" = ok &&
+	test $rc = 0 &&
+	grep -q ".*/van/b.txt. is gone since it was listed" err &&
+	test "$(sqlite3 van.db "select count(*) from file_info where name = \"b.txt\"")" = 0 &&
+	test "$(sqlite3 van.db "select state from file_info where name = \"a.bin\"")" = ok
+'
+
+test_expect_success 'a known file that vanishes before its re-read: missing, its MD5 and metadata kept' '
+	mkfix jpeg van/c.jpg --make Canon --date "2020:01:01 10:00:00" && age van/c.jpg &&
 	px scan --db van.db -q van &&
-	test "$(sqlite3 van.db "select state from file_info where name = \"b.txt\"")" = missing
+	md5=$(q_van "select md5 from file_info where name = \"c.jpg\"") &&
+	touch van/c.jpg van/a.bin
+	"$PHOTOIDX" scan --db van.db -q --readers 1 --limit-rate 1M van 2>err &
+	pid=$!
+	wait_open $pid "van/a.bin"
+	rm van/c.jpg &&
+	set +e && wait $pid; rc=$? && set -e &&
+	test $rc = 0 &&
+	test "$(q_van "select state || \"|\" || md5 || \"|\" || make from file_info where name = \"c.jpg\"")" = "missing|$md5|Canon" &&
+	test "$(q_van "select kind from changes where file_id = (select id from files where name = \"c.jpg\") order by seq desc limit 1")" = missing
 '
 
 test_expect_success 'a file that grows while read is read again: the MD5 is of the final content' '

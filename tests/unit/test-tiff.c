@@ -433,6 +433,25 @@ static void damage_interop_ptr_past_end(Block *b)
 	put32(b, EXIF_INTEROP_PTR + 8, 0x7fffffff);
 }
 
+/*
+ * The shape of a crash found in review: a pointer of two values, whose
+ * offset lies past the bytes at hand but inside the file (a TIFF whose
+ * head only is kept).  The check must report the wrong format without
+ * reading at that offset (the sanitizer build would see it).
+ */
+static void test_pointer_past_head(void)
+{
+	for (int big = 0; big <= 1; big++) {
+		Block b = build_block(big);
+		put32(&b, IFD0_EXIF_PTR + 4, 2);
+		put32(&b, IFD0_EXIF_PTR + 8, 0x7fff0000);
+		g_autofree char *problem = check_prefix(b.data, b.len, G_GUINT64_CONSTANT(0x80000000));
+		g_assert_nonnull(problem);
+		g_assert_nonnull(strstr(problem, "wrong format"));
+		g_free(b.data);
+	}
+}
+
 static void test_sub_ifd_pointers(void)
 {
 	for_both_orders(damage_exif_ptr_ascii, NULL, "an Exif IFD pointer of type ASCII");
@@ -596,6 +615,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/tiff/damage/bad-entry-type", test_bad_entry_type);
 	g_test_add_func("/tiff/damage/value-past-end", test_value_past_end);
 	g_test_add_func("/tiff/damage/sub-ifd-pointers", test_sub_ifd_pointers);
+	g_test_add_func("/tiff/damage/pointer-past-head", test_pointer_past_head);
 	g_test_add_func("/tiff/damage/loops", test_loops);
 	g_test_add_func("/tiff/headers", test_headers);
 	g_test_add_func("/tiff/random-mutations", test_random_mutations);

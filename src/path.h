@@ -1,0 +1,36 @@
+/*
+ * path.h: paths as the pipeline uses them: absolute byte strings under a
+ * canonical root (no symbolic link in any component), of any length.
+ *
+ * Opening and stat'ing such a path goes through openat2(2) with
+ * RESOLVE_NO_SYMLINKS, so a directory swapped for a symbolic link during a
+ * scan cannot lead a reader outside the scanned tree, and a path longer
+ * than PATH_MAX is resolved in pieces, directory by directory.
+ *
+ * Thread-safety: every function may be called from any thread.
+ */
+#ifndef PIX_PATH_H
+#define PIX_PATH_H
+
+#include <glib.h>
+#include <sys/stat.h>
+
+/* "dir/name", without doubling the slash of the root "/" (transfer full). */
+char *pix_path_join(const char *dir, const char *name);
+
+/* Whether `path` is `root` or lies below it (component-wise: "/a/bc" is
+ * not below "/a/b"). */
+gboolean pix_path_is_under(const char *path, const char *root);
+
+/*
+ * open(2) of absolute `path` with `flags` (O_NOFOLLOW is added: the last
+ * component is not followed either).  A symbolic link anywhere on the way
+ * fails with ELOOP.  Returns the fd or -1 with errno.
+ */
+int pix_path_open(const char *path, int flags);
+
+/* lstat(2) of absolute `path`, symbolic links on the way refused (ELOOP).
+ * Returns 0 or -1 with errno. */
+int pix_path_lstat(const char *path, struct stat *st);
+
+#endif
