@@ -146,20 +146,32 @@ static void set_string(char **field, char *value)
 		g_free(value);
 }
 
-/* "YYYY:MM:DD HH:MM:SS" (or with '-' in the date) as ISO 8601
- * "YYYY-MM-DDTHH:MM:SS"; NULL for blanks, zeros and garbage. */
+/* The number in `len` digits at `s`, or -1. */
+static int digits(const char *s, int len)
+{
+	int v = 0;
+	for (int i = 0; i < len; i++) {
+		if (!g_ascii_isdigit(s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+/* "YYYY:MM:DD HH:MM:SS" (or with '-' in the date, or without seconds) as
+ * ISO 8601 "YYYY-MM-DDTHH:MM:SS"; NULL for blanks, zeros and garbage. */
 static char *parse_date(const char *s)
 {
-	int y, mo, d, h, mi, sec = 0;
-	char sep1, sep2;
 	if (s == NULL || strlen(s) < 16)
 		return NULL;
-	if (sscanf(s, "%4d%c%2d%c%2d %2d:%2d:%2d", &y, &sep1, &mo, &sep2, &d, &h, &mi, &sec) < 7)
+	char sep = s[4];
+	if ((sep != ':' && sep != '-') || s[7] != sep || s[10] != ' ' || s[13] != ':')
 		return NULL;
-	if ((sep1 != ':' && sep1 != '-') || sep2 != sep1)
+	int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
+	int h = digits(s + 11, 2), mi = digits(s + 14, 2), sec = 0;
+	if (s[16] == ':' && (sec = digits(s + 17, 2)) < 0)
 		return NULL;
-	if (y < 1800 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 ||
-	    h < 0 || mi < 0 || sec < 0)
+	if (y < 1800 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec > 60)
 		return NULL;
 	return g_strdup_printf("%04d-%02d-%02dT%02d:%02d:%02d", y, mo, d, h, mi, sec);
 }
@@ -167,13 +179,12 @@ static char *parse_date(const char *s)
 /* "+HH:MM" / "-HH:MM", validated; NULL otherwise. */
 static char *parse_offset(const char *s)
 {
-	int h, m;
-	char sign;
-	if (s == NULL || strlen(s) != 6 || sscanf(s, "%c%2d:%2d", &sign, &h, &m) != 3)
+	if (s == NULL || strlen(s) != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':')
 		return NULL;
-	if ((sign != '+' && sign != '-') || h < 0 || h > 14 || m < 0 || m > 59)
+	int h = digits(s + 1, 2), m = digits(s + 4, 2);
+	if (h < 0 || h > 14 || m < 0 || m > 59)
 		return NULL;
-	return g_strdup_printf("%c%02d:%02d", sign, h, m);
+	return g_strdup_printf("%c%02d:%02d", s[0], h, m);
 }
 
 /* The date taken: DateTimeOriginal, else CreateDate, else ModifyDate,

@@ -268,7 +268,6 @@ typedef struct {
 static void read_one(PixReaders *r, PixItem *item)
 {
 	g_autofree char *path = pix_item_path(item);
-	g_autofree char *q = pix_quote(path);
 	guint out_index = pick_out(r);
 	PixQueue *out = r->out[out_index];
 	guint owed = PIX_CHUNK_START;   /* flags the next message must carry */
@@ -286,6 +285,7 @@ static void read_one(PixReaders *r, PixItem *item)
 			/* deleted or renamed since it was listed: not a problem
 			 * with the file, which is simply not there any more */
 			ending.is_vanished = TRUE;
+			g_autofree char *q = pix_quote(path);
 			pix_notice("'%s' is gone since it was listed", q);
 		} else if (err == ELOOP) {
 			ending.error = g_strdup("cannot open: it, or a directory above it, became a symbolic link");
@@ -380,8 +380,10 @@ done:
 			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		close(fd);
 	}
-	if (ending.error != NULL)
+	if (ending.error != NULL) {
+		g_autofree char *q = pix_quote(path);
 		pix_warn("cannot index '%s': %s (skipping)", q, ending.error);
+	}
 	pix_count_add(PIX_N_READ, 1);
 	PixChunk *last = held != NULL ? held : chunk_new(0, item);
 	last->flags |= owed | PIX_CHUNK_END;

@@ -81,28 +81,51 @@ void pix_listing_free(PixListing *l)
 	g_free(l);
 }
 
+/*
+ * fnmatch(pattern, text, 0), without fnmatch for the patterns most
+ * excludes are: a plain name, "prefix*" and "*suffix".  fnmatch converts
+ * to wide characters in a UTF-8 locale, which for the 13 default patterns
+ * cost more than stat'ing each entry.
+ */
+static gboolean glob_match(const char *pattern, const char *text)
+{
+	const char *special = strpbrk(pattern, "*?[\\");
+	if (special == NULL)
+		return strcmp(pattern, text) == 0;
+	gsize plen = strlen(pattern);
+	if (special == pattern + plen - 1 && *special == '*')
+		return strncmp(pattern, text, plen - 1) == 0;
+	if (special == pattern && pattern[0] == '*' && strpbrk(pattern + 1, "*?[\\") == NULL) {
+		gsize tlen = strlen(text), slen = plen - 1;
+		return tlen >= slen && memcmp(text + tlen - slen, pattern + 1, slen) == 0;
+	}
+	return fnmatch(pattern, text, 0) == 0;
+}
+
+/* Whether `path` is dir_path + "/" + name, without building the latter. */
+static gboolean is_path_of(const char *path, const char *dir_path, const char *name)
+{
+	gsize dlen = strcmp(dir_path, "/") == 0 ? 0 : strlen(dir_path);
+	return strncmp(path, dir_path, dlen) == 0 && path[dlen] == '/' && strcmp(path + dlen + 1, name) == 0;
+}
+
 gboolean pix_walk_is_excluded(const PixWalkConfig *cfg, const char *dir_path, const char *name)
 {
 	g_autofree char *path = NULL;
 
-	if (cfg->exclude_paths != NULL) {
-		for (char **p = cfg->exclude_paths; *p != NULL; p++) {
-			if (path == NULL)
-				path = pix_path_join(dir_path, name);
-			if (strcmp(*p, path) == 0)
-				return TRUE;
-		}
-	}
+	for (char **p = cfg->exclude_paths; p != NULL && *p != NULL; p++)
+		if (is_path_of(*p, dir_path, name))
+			return TRUE;
 	if (cfg->excludes == NULL)
 		return FALSE;
 	for (char **p = cfg->excludes; *p != NULL; p++) {
 		if (strchr(*p, '/') == NULL) {
-			if (fnmatch(*p, name, 0) == 0)
+			if (glob_match(*p, name))
 				return TRUE;
 		} else {
 			if (path == NULL)
 				path = pix_path_join(dir_path, name);
-			if (fnmatch(*p, path, 0) == 0)
+			if (glob_match(*p, path))
 				return TRUE;
 		}
 	}
