@@ -8,7 +8,7 @@
  * With AVX2 or AVX-512 (md5-lanes.c), a hasher keeps every file it has
  * data for and runs up to 8 or 16 of them at a time in SIMD lanes,
  * gathering whichever have whole 64-byte blocks ready, so files of any
- * sizes keep the lanes busy; a file alone goes through the scalar block
+ * sizes keep the lanes busy; a file alone goes through OpenSSL's block
  * function on the same state.  Without either, each file goes through
  * OpenSSL's EVP MD5, the reference.  Either way the metadata parser gets the same bytes, in order,
  * as they arrive.
@@ -32,7 +32,12 @@
 #include "meta.h"
 #include "read.h"
 
+/* MD5_CTX and MD5_Update: deprecated in OpenSSL 3 for callers who want a
+ * whole MD5; here they run OpenSSL's assembler block function on the state
+ * of a file that is hashing alone */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/evp.h>
+#include <openssl/md5.h>
 #include <string.h>
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(EVP_MD_CTX, EVP_MD_CTX_free)
@@ -263,6 +268,30 @@ static guint finish_complete(GPtrArray *files, PixQueue *out, gboolean is_lanes)
 	return n;
 }
 
+/*
+ * Whole blocks of a file hashing alone, through OpenSSL's block function
+ * (assembler on x86-64, about 15% faster than ours) on our state: with no
+ * bytes buffered in the context, MD5_Update runs the blocks straight
+ * through.  The padding stays ours (pix_md5_finish).
+ */
+static void blocks_alone(PixMd5 *m, const guint8 *data, gsize n_blocks)
+{
+	MD5_CTX c;
+	memset(&c, 0, sizeof c);
+	c.A = m->h[0];
+	c.B = m->h[1];
+	c.C = m->h[2];
+	c.D = m->h[3];
+	if (MD5_Update(&c, data, n_blocks * PIX_MD5_BLOCK) != 1)
+		g_error("OpenSSL cannot update MD5");
+	g_assert(c.num == 0);
+	m->h[0] = c.A;
+	m->h[1] = c.B;
+	m->h[2] = c.C;
+	m->h[3] = c.D;
+	m->length_bytes += (guint64)n_blocks * PIX_MD5_BLOCK;
+}
+
 /* One lane step over up to n_lanes files with whole blocks; returns
  * whether there was anything to hash. */
 static gboolean hash_step(GPtrArray *files, guint n_lanes)
@@ -289,7 +318,7 @@ static gboolean hash_step(GPtrArray *files, guint n_lanes)
 	if (n == 0)
 		return FALSE;
 	if (n == 1)
-		pix_md5_blocks(states[0], data[0], n_blocks);
+		blocks_alone(states[0], data[0], n_blocks);
 	else
 		pix_md5_lanes_blocks(states, data, n, n_blocks);
 	for (guint i = 0; i < n; i++)
