@@ -288,6 +288,14 @@ cat "$BENCH_DIR/report.md"
 chart && cp "$BENCH_DIR/bench.png" "$REPO/doc/bench.png"
 cp "$BENCH_DIR/report.md" "$REPO/doc/bench.md.tmp" && mv "$REPO/doc/bench.md.tmp" "$REPO/doc/bench.md"
 awk -v report="$BENCH_DIR/report.md" '
-	/^<!-- bench -->$/ { print; while ((getline line < report) > 0) print line; skip = 1; next }
+	/^<!-- bench -->$/ {
+		print
+		while ((getline line < report) > 0) {
+			sub(/\]\(bench\.png\)/, "](doc/bench.png)", line)   # the README is one level up
+			print line
+		}
+		skip = 1
+		next
+	}
 	/^<!-- \/bench -->$/ { skip = 0 }
 	!skip { print }' "$REPO/README.md" >"$REPO/README.md.tmp" && mv "$REPO/README.md.tmp" "$REPO/README.md"
