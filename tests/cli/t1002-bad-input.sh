@@ -148,30 +148,32 @@ wait_open() {
 	i=0 && until ls -l /proc/$1/fd 2>/dev/null | grep -q "$2" || [ $i -gt 1000 ]; do sleep 0.02; i=$((i + 1)); done
 }
 
+# The files that vanish are in van/sub: plan queues a directory's files
+# before its subdirectories', so with one reader they are read after a.bin.
 test_expect_success 'a new file that vanishes between walk and read: a notice, no row' '
-	mkdir -p van && dd if=/dev/urandom of=van/a.bin bs=1k count=1000 2>/dev/null &&
-		echo b >van/b.txt && age van
+	mkdir -p van/sub && dd if=/dev/urandom of=van/a.bin bs=1k count=1000 2>/dev/null &&
+		echo b >van/sub/b.txt && age van
 	"$PHOTOIDX" scan --db van.db --readers 1 --limit-rate 1M van >out 2>err &
 	pid=$!
 	# once a.bin is open, plan has queued b.txt behind it
 	wait_open $pid "van/a.bin"
-	rm van/b.txt &&
+	rm van/sub/b.txt &&
 	set +e && wait $pid; rc=$? && set -e &&
 	test $rc = 0 &&
-	grep -q ".*/van/b.txt. is gone since it was listed" err &&
+	grep -q ".*/van/sub/b.txt. is gone since it was listed" err &&
 	test "$(sqlite3 van.db "select count(*) from file_info where name = \"b.txt\"")" = 0 &&
 	test "$(sqlite3 van.db "select state from file_info where name = \"a.bin\"")" = ok
 '
 
 test_expect_success 'a known file that vanishes before its re-read: missing, its MD5 and metadata kept' '
-	mkfix jpeg van/c.jpg --make Canon --date "2020:01:01 10:00:00" && age van/c.jpg &&
+	mkfix jpeg van/sub/c.jpg --make Canon --date "2020:01:01 10:00:00" && age van/sub/c.jpg &&
 	px scan --db van.db -q van &&
 	md5=$(q_van "select md5 from file_info where name = \"c.jpg\"") &&
-	touch van/c.jpg van/a.bin
+	touch van/sub/c.jpg van/a.bin
 	"$PHOTOIDX" scan --db van.db -q --readers 1 --limit-rate 1M van 2>err &
 	pid=$!
 	wait_open $pid "van/a.bin"
-	rm van/c.jpg &&
+	rm van/sub/c.jpg &&
 	set +e && wait $pid; rc=$? && set -e &&
 	test $rc = 0 &&
 	test "$(q_van "select state || \"|\" || md5 || \"|\" || make from file_info where name = \"c.jpg\"")" = "missing|$md5|Canon" &&
