@@ -72,13 +72,20 @@ typedef struct {
 	                               its data, if any, is also in `chunks`) */
 } File;
 
+/* Drops the first chunk, hashed or discarded; the END message is freed
+ * with the File, not here. */
+static void pop_chunk(File *f)
+{
+	PixChunk *c = g_queue_pop_head(&f->chunks);
+	if (c != f->end)
+		pix_chunk_free(c);
+	f->off = 0;
+}
+
 static void file_reset(File *f, gboolean is_lanes)
 {
-	PixChunk *c;
-	while ((c = g_queue_pop_head(&f->chunks)) != NULL)
-		if (c != f->end)
-			pix_chunk_free(c);
-	f->off = 0;
+	while (!g_queue_is_empty(&f->chunks))
+		pop_chunk(f);
 	f->carry_len = 0;
 	if (is_lanes) {
 		pix_md5_init(&f->md5);
@@ -94,7 +101,8 @@ static void file_reset(File *f, gboolean is_lanes)
 
 static void file_free(File *f)
 {
-	file_reset(f, TRUE);
+	while (!g_queue_is_empty(&f->chunks))
+		pop_chunk(f);
 	EVP_MD_CTX_free(f->evp);
 	pix_meta_parser_free(f->meta);
 	pix_chunk_free(f->end);
@@ -114,12 +122,8 @@ static void consume(File *f, gsize n_blocks)
 {
 	PixChunk *c = g_queue_peek_head(&f->chunks);
 	f->off += n_blocks * PIX_MD5_BLOCK;
-	if (f->off == c->len) {
-		g_queue_pop_head(&f->chunks);
-		if (c != f->end)
-			pix_chunk_free(c);
-		f->off = 0;
-	}
+	if (f->off == c->len)
+		pop_chunk(f);
 }
 
 /*
@@ -151,12 +155,8 @@ static void settle(File *f)
 		} else {
 			return;
 		}
-		if (f->off == c->len) {
-			g_queue_pop_head(&f->chunks);
-			if (c != f->end)
-				pix_chunk_free(c);
-			f->off = 0;
-		}
+		if (f->off == c->len)
+			pop_chunk(f);
 	}
 }
 
