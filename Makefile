@@ -66,7 +66,7 @@ unit_deps_exif = exif item path log
 unit_deps_tiff = tiff log
 unit_deps_md5 = md5-lanes hash meta meta-jpeg exif tiff read queue item path log
 unit_deps_read = read hash md5-lanes meta meta-jpeg exif tiff queue item path log
-unit_deps_sched = sched item path log
+unit_deps_sched = sched item path log queue
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test-%)
 TOOLS = $(BUILD)/tests/mkfixture
 

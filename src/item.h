@@ -24,6 +24,8 @@ typedef enum {
 	PIX_ACT_CHANGE,   /* existing row `row_id`, content read again */
 	PIX_ACT_MOVE,     /* existing row `row_id` now at dir/name; not read */
 	PIX_ACT_MISSING,  /* existing row `row_id`: its path is gone */
+	PIX_ACT_VERIFY,   /* existing row `row_id`: read to compare with its
+	                     MD5 (old_md5, old_st); no metadata */
 } PixAction;
 
 /* What a file holds, from its content. */

@@ -64,6 +64,9 @@ typedef enum {
 	PIX_BYTES_READ,     /* bytes of file data read */
 	PIX_NS_META,        /* thread CPU time in the metadata parsers, ns */
 	PIX_NS_SCAN,        /* of which in scanning image data for its end, ns */
+	PIX_N_VERIFIED,     /* verify: files found with their stored MD5 */
+	PIX_N_MISMATCH,     /* verify: files whose content changed, size and mtime not */
+	PIX_N_STALE,        /* verify: files changed since the last scan (not verified) */
 	PIX_N_COUNTERS
 } PixCounter;
 

@@ -25,6 +25,8 @@
 
 static const PixCmd commands[] = {
 	{ "scan", pix_cmd_scan, "index directories into the catalog (first import and rescans)" },
+	{ "verify", pix_cmd_verify, "read indexed files again and report content that changed behind size and mtime" },
+	{ "changes", pix_cmd_changes, "list the change log since a sequence number (for front ends)" },
 };
 
 static void usage(FILE *out)

@@ -125,3 +125,28 @@ int pix_path_lstat(const char *path, struct stat *st)
 	errno = err;
 	return rc;
 }
+
+gboolean pix_path_is_gone(const char *dir_path, const char *name)
+{
+	g_autofree char *path = pix_path_join(dir_path, name);
+	struct stat st;
+	if (pix_path_lstat(path, &st) != 0)
+		return errno == ENOENT;
+	return S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode);
+}
+
+gboolean pix_path_ancestor_on(const char *path, guint64 dev)
+{
+	g_autofree char *dir = g_path_get_dirname(path);
+	for (int depth = 0; depth < 4096; depth++) {
+		struct stat st;
+		if (pix_path_lstat(dir, &st) == 0)
+			return S_ISDIR(st.st_mode) && (guint64)st.st_dev == dev;
+		if (errno != ENOENT || strcmp(dir, "/") == 0)
+			return FALSE;
+		char *up = g_path_get_dirname(dir);
+		g_free(dir);
+		dir = up;
+	}
+	return FALSE;
+}

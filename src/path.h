@@ -33,4 +33,20 @@ int pix_path_open(const char *path, int flags);
  * Returns 0 or -1 with errno. */
 int pix_path_lstat(const char *path, struct stat *st);
 
+/*
+ * Whether the file `name` of directory `dir_path` is gone: lstat says
+ * ENOENT, or a directory or symbolic link stands there now.  Any other
+ * failure (EACCES, EIO) is not taken as gone.
+ */
+gboolean pix_path_is_gone(const char *dir_path, const char *name);
+
+/*
+ * Whether the nearest directory above `path` that still exists is on
+ * device `dev`.  A path gone because its disk is unmounted (or is another
+ * disk now: removable disks reuse device numbers) has its nearest
+ * surviving ancestor on another device, so the file was not deleted or
+ * moved away; it is just out of reach.
+ */
+gboolean pix_path_ancestor_on(const char *path, guint64 dev);
+
 #endif

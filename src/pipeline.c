@@ -23,6 +23,7 @@
 #include "hash.h"
 #include "log.h"
 #include "plan.h"
+#include "verify.h"
 
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -59,16 +60,32 @@ int pix_pipeline_stop_signal(void)
 }
 
 typedef struct {
-	const PixWalkConfig *cfg;
+	PixWalkConfig cfg;
 	char **roots;
 	PixQueue *out;
+	PixStore *catalog;      /* --quick: a reader for the walker, else NULL */
+	GError *error;          /* the catalog failed (--quick) */
 	gint is_done;           /* atomic: the walk has ended */
 } WalkArgs;
+
+/* --quick: the walker asks the catalog (PixWalkIsKnownFn). */
+static gboolean walk_is_known(gpointer data, const PixDir *dir, GPtrArray **subdir_names, gint64 *n_files)
+{
+	WalkArgs *a = data;
+	gboolean is_known = FALSE;
+	if (a->error != NULL)
+		return FALSE;
+	if (!pix_store_dir_is_known(a->catalog, dir, &is_known, subdir_names, n_files, &a->error)) {
+		pix_request_stop();
+		return FALSE;
+	}
+	return is_known;
+}
 
 static gpointer walk_main(gpointer data)
 {
 	WalkArgs *a = data;
-	pix_walk_run(a->cfg, a->roots, a->out);
+	pix_walk_run(&a->cfg, a->roots, a->out);
 	g_atomic_int_set(&a->is_done, 1);
 	return NULL;
 }
@@ -145,39 +162,37 @@ static gpointer status_main(gpointer data)
 	return NULL;
 }
 
-gboolean pix_pipeline_scan(const PixPipelineConfig *cfg, PixStore *writer, gboolean *is_interrupted,
-                           GError **error)
+/*
+ * The stages before the readers: a scan's walker and plan, or verify's
+ * chooser.  start() starts their threads, which feed `to_read` and hold one
+ * producer slot of `to_store`, and close both; join() waits for them and
+ * says whether they failed (error set).
+ */
+typedef struct {
+	void (*start)(gpointer data, PixQueue *to_read, PixQueue *to_store);
+	gboolean (*join)(gpointer data, GError **error);
+	gpointer data;
+	const gint *is_listing_done; /* for the status line: still walking? */
+} Source;
+
+/* Runs `src` and the stages after it: readers, hashers, store (on this
+ * thread), and the status line. */
+static gboolean run(const PixPipelineConfig *cfg, PixStore *writer, const Source *src, gboolean *is_interrupted,
+                    GError **error)
 {
-	g_autoptr(PixStore) reader = NULL;
 	guint n_hashers = MAX(cfg->n_hashers, 1);
 	guint n_bufs = pix_read_buffer_count(&cfg->read);
-	PixQueue *listings = pix_queue_new(LISTING_QUEUE, 1);
 	PixQueue *to_read = pix_queue_new(READ_QUEUE, 1);
 	PixQueue *to_store = pix_queue_new(STORE_QUEUE, 1 + n_hashers);
 	g_autofree PixQueue **to_hash = g_new0(PixQueue *, n_hashers);
-	Status status = { .start_us = g_get_monotonic_time() };
+	Status status = { .start_us = g_get_monotonic_time(), .is_walk_done = src->is_listing_done };
 	GThread *status_thread = NULL;
-	GError *store_error = NULL;
-	gboolean is_ok;
+	GError *store_error = NULL, *src_error = NULL;
 
 	*is_interrupted = FALSE;
-	reader = pix_store_open(cfg->db_path, PIX_STORE_READ, FALSE, error);
-	if (reader == NULL) {
-		pix_queue_free(listings);
-		pix_queue_free(to_read);
-		pix_queue_free(to_store);
-		return FALSE;
-	}
 	for (guint i = 0; i < n_hashers; i++)
 		to_hash[i] = pix_queue_new(2 * n_bufs + 4 * cfg->read.n_readers + 16, cfg->read.n_readers);
-
-	WalkArgs walk_args = { .cfg = &cfg->walk, .roots = cfg->roots, .out = listings };
-	status.is_walk_done = &walk_args.is_done;
-	PlanArgs plan_args = { .cfg = { .catalog = reader, .roots = cfg->roots, .in = listings,
-	                                .to_read = to_read, .to_store = to_store,
-	                                .device_class = cfg->device_class } };
-	GThread *walker = g_thread_new("pix-walk", walk_main, &walk_args);
-	GThread *planner = g_thread_new("pix-plan", plan_main, &plan_args);
+	src->start(src->data, to_read, to_store);
 	PixReaders *readers = pix_read_start(&cfg->read, to_read, to_hash, n_hashers);
 	PixHashers *hashers = pix_hash_start(to_hash, n_hashers, to_store);
 	if (cfg->is_progress) {
@@ -186,10 +201,9 @@ gboolean pix_pipeline_scan(const PixPipelineConfig *cfg, PixStore *writer, gbool
 		status_thread = g_thread_new("pix-status", status_main, &status);
 	}
 
-	is_ok = pix_store_consume(writer, to_store, cfg->batch_items, cfg->batch_us, &store_error);
+	gboolean is_stored = pix_store_consume(writer, to_store, cfg->batch_items, cfg->batch_us, &store_error);
 
-	g_thread_join(walker);
-	g_thread_join(planner);
+	gboolean is_src_ok = src->join(src->data, &src_error);
 	pix_read_join(readers);
 	pix_hash_join(hashers);
 	if (status_thread != NULL) {
@@ -203,19 +217,131 @@ gboolean pix_pipeline_scan(const PixPipelineConfig *cfg, PixStore *writer, gbool
 	}
 	for (guint i = 0; i < n_hashers; i++)
 		pix_queue_free(to_hash[i]);
-	pix_queue_free(listings);
 	pix_queue_free(to_read);
 	pix_queue_free(to_store);
 
 	*is_interrupted = stop_signal != 0;
-	if (!is_ok) {
+	if (!is_stored) {
 		g_propagate_error(error, store_error);
-		g_clear_error(&plan_args.error);
+		g_clear_error(&src_error);
 		return FALSE;
 	}
-	if (!plan_args.is_ok) {
-		g_propagate_error(error, plan_args.error);
+	if (!is_src_ok) {
+		g_propagate_error(error, src_error);
 		return FALSE;
 	}
 	return TRUE;
+}
+
+/* --- scan: walker and plan --- */
+
+typedef struct {
+	const PixPipelineConfig *cfg;
+	PixStore *plan_reader;
+	PixQueue *listings;
+	WalkArgs walk;
+	PlanArgs plan;
+	GThread *walker, *planner;
+} ScanSource;
+
+static void scan_start(gpointer data, PixQueue *to_read, PixQueue *to_store)
+{
+	ScanSource *s = data;
+	s->plan = (PlanArgs){ .cfg = { .catalog = s->plan_reader, .roots = s->cfg->roots, .in = s->listings,
+	                               .to_read = to_read, .to_store = to_store,
+	                               .device_class = s->cfg->device_class } };
+	s->walker = g_thread_new("pix-walk", walk_main, &s->walk);
+	s->planner = g_thread_new("pix-plan", plan_main, &s->plan);
+}
+
+static gboolean scan_join(gpointer data, GError **error)
+{
+	ScanSource *s = data;
+	g_thread_join(s->walker);
+	g_thread_join(s->planner);
+	if (s->walk.error != NULL) {
+		g_propagate_error(error, g_steal_pointer(&s->walk.error));
+		g_clear_error(&s->plan.error);
+		return FALSE;
+	}
+	if (!s->plan.is_ok) {
+		g_propagate_error(error, g_steal_pointer(&s->plan.error));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean pix_pipeline_scan(const PixPipelineConfig *cfg, PixStore *writer, gboolean *is_interrupted,
+                           GError **error)
+{
+	g_autoptr(PixStore) reader = NULL, walk_reader = NULL;
+
+	*is_interrupted = FALSE;
+	reader = pix_store_open(cfg->db_path, PIX_STORE_READ, FALSE, error);
+	if (reader == NULL)
+		return FALSE;
+	if (cfg->is_quick && (walk_reader = pix_store_open(cfg->db_path, PIX_STORE_READ, FALSE, error)) == NULL)
+		return FALSE;
+
+	ScanSource s = { .cfg = cfg, .plan_reader = reader, .listings = pix_queue_new(LISTING_QUEUE, 1) };
+	s.walk = (WalkArgs){ .cfg = cfg->walk, .roots = cfg->roots, .out = s.listings, .catalog = walk_reader };
+	if (cfg->is_quick) {
+		s.walk.cfg.is_known = walk_is_known;
+		s.walk.cfg.is_known_data = &s.walk;
+	}
+	Source src = { .start = scan_start, .join = scan_join, .data = &s, .is_listing_done = &s.walk.is_done };
+	gboolean is_ok = run(cfg, writer, &src, is_interrupted, error);
+	pix_queue_free(s.listings);
+	return is_ok;
+}
+
+/* --- verify: the chooser --- */
+
+typedef struct {
+	PixVerifyPlanConfig cfg;
+	GThread *thread;
+	GError *error;
+	gboolean is_ok;
+	gint is_done;
+} VerifySource;
+
+static gpointer verify_main(gpointer data)
+{
+	VerifySource *v = data;
+	v->is_ok = pix_verify_plan_run(&v->cfg, &v->error);
+	g_atomic_int_set(&v->is_done, 1);
+	return NULL;
+}
+
+static void verify_start(gpointer data, PixQueue *to_read, PixQueue *to_store)
+{
+	VerifySource *v = data;
+	v->cfg.to_read = to_read;
+	v->cfg.to_store = to_store;
+	v->thread = g_thread_new("pix-verify", verify_main, v);
+}
+
+static gboolean verify_join(gpointer data, GError **error)
+{
+	VerifySource *v = data;
+	g_thread_join(v->thread);
+	if (!v->is_ok) {
+		g_propagate_error(error, g_steal_pointer(&v->error));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean pix_pipeline_verify(const PixPipelineConfig *cfg, char **paths, gint64 max_bytes, PixStore *writer,
+                             gboolean *is_interrupted, GError **error)
+{
+	g_autoptr(PixStore) reader = pix_store_open(cfg->db_path, PIX_STORE_READ, FALSE, error);
+
+	*is_interrupted = FALSE;
+	if (reader == NULL)
+		return FALSE;
+	VerifySource v = { .cfg = { .catalog = reader, .paths = paths, .max_bytes = max_bytes,
+	                            .deadline_us = cfg->read.deadline_us, .device_class = cfg->device_class } };
+	Source src = { .start = verify_start, .join = verify_join, .data = &v, .is_listing_done = &v.is_done };
+	return run(cfg, writer, &src, is_interrupted, error);
 }

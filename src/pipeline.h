@@ -28,6 +28,8 @@ typedef struct {
 	guint batch_items;        /* commit after this many items ... */
 	gint64 batch_us;          /* ... or this long, whichever comes first */
 	gboolean is_progress;     /* show a status line on stderr */
+	gboolean is_quick;        /* the mlocate rule: directories whose mtime and
+	                             ctime are as last listed are not listed */
 } PixPipelineConfig;
 
 /*
@@ -46,5 +48,15 @@ int pix_pipeline_stop_signal(void);
  */
 gboolean pix_pipeline_scan(const PixPipelineConfig *cfg, PixStore *writer, gboolean *is_interrupted,
                            GError **error);
+
+/*
+ * Runs one verify: reads again the catalog's files at or below `paths`
+ * (canonical; NULL: all), oldest verification first, until `max_bytes` are
+ * chosen (0: no limit) or cfg->read.deadline_us, and records what each
+ * holds now (store.c).  cfg->roots and cfg->walk are not used.  Returns
+ * and reports as pix_pipeline_scan().
+ */
+gboolean pix_pipeline_verify(const PixPipelineConfig *cfg, char **paths, gint64 max_bytes, PixStore *writer,
+                             gboolean *is_interrupted, GError **error);
 
 #endif

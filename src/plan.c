@@ -52,15 +52,7 @@ typedef struct {
 /* Orders the gathered files for the device and hands them to the readers. */
 static void flush_reads(Plan *p)
 {
-	pix_sched_order(p->to_read, p->cfg->device_class);
-	for (guint i = 0; i < p->to_read->len; i++) {
-		PixItem *item = g_ptr_array_index(p->to_read, i);
-		pix_count_add(PIX_N_TO_READ, 1);
-		pix_count_add(PIX_BYTES_TO_READ, item->st.size_bytes);
-		g_ptr_array_index(p->to_read, i) = NULL;   /* the readers own it now */
-		pix_queue_push(p->cfg->to_read, item);
-	}
-	g_ptr_array_set_size(p->to_read, 0);
+	pix_sched_push(p->to_read, p->cfg->device_class, p->cfg->to_read);
 }
 
 static const char *file_type_name(guint32 mode)
@@ -108,40 +100,6 @@ static gboolean dev_has_rows(Plan *p, guint64 dev)
 	return GPOINTER_TO_INT(v) == 2;
 }
 
-/* Whether the path of a row that the listing lacks is really gone. */
-static gboolean is_gone(const char *dir_path, const char *name)
-{
-	g_autofree char *path = pix_path_join(dir_path, name);
-	struct stat st;
-	if (pix_path_lstat(path, &st) != 0)
-		return errno == ENOENT;
-	/* a symlink or directory now stands where the file was */
-	return S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode);
-}
-
-/*
- * Whether the nearest directory above `path` that still exists is on
- * device `dev`.  A path gone because its disk is unmounted (or is another
- * disk now, removable disks reuse device numbers) has its nearest
- * surviving ancestor on another device: a file found elsewhere with the
- * same device and inode numbers is then not that file moved.
- */
-static gboolean is_ancestor_on(const char *path, guint64 dev)
-{
-	g_autofree char *dir = g_path_get_dirname(path);
-	for (int depth = 0; depth < 4096; depth++) {
-		struct stat st;
-		if (pix_path_lstat(dir, &st) == 0)
-			return S_ISDIR(st.st_mode) && (guint64)st.st_dev == dev;
-		if (errno != ENOENT || strcmp(dir, "/") == 0)
-			return FALSE;
-		char *up = g_path_get_dirname(dir);
-		g_free(dir);
-		dir = up;
-	}
-	return FALSE;
-}
-
 /*
  * A new path whose inode the catalog knows at another path that is gone
  * now: the file was renamed.  Returns the move (transfer full), or NULL for
@@ -169,9 +127,9 @@ static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e, GHashTable *l
 		 * old name of a case-only rename still opens the file, but the
 		 * directory no longer lists it */
 		gboolean is_alias = strcmp(row->dir_path, dir->path) == 0 && !g_hash_table_contains(listed, row->name);
-		if (!is_alias && !is_gone(row->dir_path, row->name))
+		if (!is_alias && !pix_path_is_gone(row->dir_path, row->name))
 			continue;
-		if (!is_ancestor_on(old_path, row->st.dev))
+		if (!pix_path_ancestor_on(old_path, row->st.dev))
 			continue;
 
 		PixItem *item = pix_item_new(PIX_ACT_MOVE, dir, e->name);
@@ -246,6 +204,11 @@ static void plan_listing(Plan *p, PixListing *l)
 		pix_dir_row_free(drow);
 	}
 	pix_queue_push(p->cfg->to_store, pix_item_new(PIX_ACT_DIR, dir, NULL));
+	if (l->is_unlisted) {
+		/* --quick: as the catalog has it */
+		pix_count_add(PIX_N_UNCHANGED, l->n_known_files);
+		return;
+	}
 	if (!l->is_complete)
 		return;         /* unreadable is not gone: leave its rows alone */
 
@@ -328,7 +291,7 @@ static void plan_listing(Plan *p, PixListing *l)
 		PixFileRow *row = value;
 		if (row->state == PIX_STATE_MISSING || is_claimed(p, row->id))
 			continue;
-		if (is_gone(dir->path, row->name))
+		if (pix_path_is_gone(dir->path, row->name))
 			g_ptr_array_add(p->vanished, missing_item(dir, row));
 	}
 
@@ -356,7 +319,7 @@ static void finish(Plan *p)
 	for (guint i = 0; i < p->vanished->len; i++) {
 		PixItem *item = g_ptr_array_index(p->vanished, i);
 		/* claimed by a move, or back since (saved by delete-and-create) */
-		if (is_claimed(p, item->row_id) || !is_gone(item->dir->path, item->name))
+		if (is_claimed(p, item->row_id) || !pix_path_is_gone(item->dir->path, item->name))
 			continue;
 		g_ptr_array_index(p->vanished, i) = NULL;
 		pix_queue_push(p->cfg->to_store, item);

@@ -249,6 +249,13 @@ static gboolean is_stable(const PixStat *a, const PixStat *b, gint64 bytes)
 	       a->ctime_ns == b->ctime_ns && bytes == b->size_bytes;
 }
 
+/* Whether the readers must drop what they have: a stop request, or the
+ * deadline passed. */
+static gboolean is_dropping(const PixReaders *r)
+{
+	return pix_stop_requested() || (r->cfg.deadline_us > 0 && g_get_monotonic_time() >= r->cfg.deadline_us);
+}
+
 /* What the last message of a file will say (see read_one). */
 typedef struct {
 	PixStat st;
@@ -311,7 +318,7 @@ static void read_one(PixReaders *r, PixItem *item)
 	for (int pass = 1;; pass++) {
 		gint64 total = 0;
 		for (;;) {
-			if (pix_stop_requested()) {
+			if (is_dropping(r)) {
 				ending.is_aborted = TRUE;
 				goto done;
 			}
@@ -382,7 +389,10 @@ done:
 	}
 	if (ending.error != NULL) {
 		g_autofree char *q = pix_quote(path);
-		pix_warn("cannot index '%s': %s (skipping)", q, ending.error);
+		if (item->action == PIX_ACT_VERIFY)
+			pix_warn("cannot verify '%s': %s", q, ending.error);
+		else
+			pix_warn("cannot index '%s': %s (skipping)", q, ending.error);
 	}
 	pix_count_add(PIX_N_READ, 1);
 	PixChunk *last = held != NULL ? held : chunk_new(0, item);
@@ -401,7 +411,7 @@ static gpointer reader_main(gpointer data)
 	PixReaders *r = data;
 	PixItem *item;
 	while ((item = pix_queue_pop(r->in)) != NULL) {
-		if (pix_stop_requested()) {
+		if (is_dropping(r)) {
 			pix_item_free(item);
 			continue;
 		}

@@ -64,6 +64,9 @@ typedef struct {
 	gsize max_memory_bytes;     /* all buffers together, >= 2 * read_bytes */
 	gboolean is_keep_cache;     /* FALSE: drop the file's pages once read */
 	gint64 limit_bytes_per_s;   /* 0: unlimited */
+	gint64 deadline_us;         /* monotonic time after which files are
+	                               dropped unread, or abandoned (as on a
+	                               stop request); 0: none (verify --budget) */
 } PixReadConfig;
 
 typedef struct PixReaders PixReaders;

@@ -15,6 +15,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "sched.h"
+#include "log.h"
 #include "path.h"
 
 #include <errno.h>
@@ -207,4 +208,17 @@ void pix_sched_order(GPtrArray *items, PixDeviceClass c)
 	g_array_sort(keyed, compare_keyed);
 	for (guint i = 0; i < items->len; i++)
 		g_ptr_array_index(items, i) = g_array_index(keyed, Keyed, i).item;
+}
+
+void pix_sched_push(GPtrArray *items, PixDeviceClass c, PixQueue *out)
+{
+	pix_sched_order(items, c);
+	for (guint i = 0; i < items->len; i++) {
+		PixItem *item = g_ptr_array_index(items, i);
+		pix_count_add(PIX_N_TO_READ, 1);
+		pix_count_add(PIX_BYTES_TO_READ, item->st.size_bytes);
+		g_ptr_array_index(items, i) = NULL;   /* the readers own it now */
+		pix_queue_push(out, item);
+	}
+	g_ptr_array_set_size(items, 0);
 }

@@ -22,6 +22,7 @@
 #define PIX_SCHED_H
 
 #include "item.h"
+#include "queue.h"
 
 typedef enum {
 	PIX_DEVICE_UNKNOWN,
@@ -54,5 +55,12 @@ guint pix_sched_readers(PixDeviceClass c);
  * links come out in the same order every scan.
  */
 void pix_sched_order(GPtrArray *items, PixDeviceClass c);
+
+/*
+ * Hands `items` (PixItem*, planned for reading) to the readers' queue `out`
+ * in pix_sched_order() order, counts them (PIX_N_TO_READ, PIX_BYTES_TO_READ)
+ * and empties `items`.  May block while `out` is full.
+ */
+void pix_sched_push(GPtrArray *items, PixDeviceClass c, PixQueue *out);
 
 #endif

@@ -23,6 +23,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "store.h"
 #include "log.h"
+#include "path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +55,9 @@ typedef enum {
 	ST_FILE_UPDATE_STAT,
 	ST_FILE_MOVE,
 	ST_FILE_MISSING,
+	ST_FILE_TAKE_OVER,
+	ST_FILE_VERIFY,
+	ST_FILES_BY_MD5,
 	ST_META_REPLACE,
 	ST_META_DELETE,
 	ST_CHANGE_INSERT,
@@ -62,6 +66,9 @@ typedef enum {
 	ST_FILES_BY_INODE,
 	ST_DIRS_UNDER,
 	ST_HAS_DEV,
+	ST_DIR_STAT,
+	ST_DIR_FILE_COUNTS,
+	ST_SUBDIRS,
 	N_STATEMENTS
 } StatementId;
 
@@ -86,16 +93,37 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_FILE_UPDATE_CONTENT] =
 		"UPDATE files SET dev = ?2, ino = ?3, mode = ?4, size = ?5, mtime_ns = ?6, ctime_ns = ?7,"
 		" md5 = ?8, mime = ?9, media = ?10, state = ?11, error = ?12, recheck = ?13,"
-		" changed_at = ?14, hashed_at = ?15, missing_since = NULL"
+		" changed_at = ?14, hashed_at = ?15, missing_since = NULL,"
+		" verified_at = NULL, verify_state = NULL, verify_md5 = NULL, verify_error = NULL"
 		" WHERE id = ?1 AND dir_id = ?16 AND name = ?17",
 	[ST_FILE_UPDATE_STAT] =
 		"UPDATE files SET dev = ?2, ino = ?3, mode = ?4, size = ?5, mtime_ns = ?6, ctime_ns = ?7,"
 		" state = CASE WHEN state <> 'missing' THEN state WHEN error IS NULL THEN 'ok' ELSE 'error' END,"
 		" missing_since = NULL"
 		" WHERE id = ?1",
-	[ST_FILE_MOVE] = "UPDATE files SET dir_id = ?2, name = ?3 WHERE id = ?1",
+	/* only while the row still has the inode plan found it by: a file
+	 * recognised by its MD5 may have taken the row over meanwhile */
+	[ST_FILE_MOVE] = "UPDATE files SET dir_id = ?2, name = ?3 WHERE id = ?1 AND dev = ?4 AND ino = ?5",
+	/* only while the row is still at the path found gone */
 	[ST_FILE_MISSING] =
-		"UPDATE files SET state = 'missing', missing_since = ?2 WHERE id = ?1 AND state <> 'missing'",
+		"UPDATE files SET state = 'missing', missing_since = ?2"
+		" WHERE id = ?1 AND dir_id = ?3 AND name = ?4 AND state <> 'missing'",
+	/* a file found at a new path by its MD5: the row moves there */
+	[ST_FILE_TAKE_OVER] =
+		"UPDATE files SET dir_id = ?2, name = ?3, dev = ?4, ino = ?5, mode = ?6, size = ?7,"
+		" mtime_ns = ?8, ctime_ns = ?9, md5 = ?10, mime = ?11, media = ?12, state = ?13,"
+		" error = ?14, recheck = ?15, hashed_at = ?16, missing_since = NULL,"
+		" verified_at = NULL, verify_state = NULL, verify_md5 = NULL, verify_error = NULL"
+		" WHERE id = ?1",
+	/* only while the row describes the file that was read */
+	[ST_FILE_VERIFY] =
+		"UPDATE files SET verified_at = ?2, verify_state = ?3, verify_md5 = ?4, verify_error = ?5"
+		" WHERE id = ?1 AND dev = ?6 AND ino = ?7 AND size = ?8 AND mtime_ns = ?9",
+	[ST_FILES_BY_MD5] =
+		"SELECT f.id, f.name, f.dev, f.ino, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.state,"
+		" f.md5, f.recheck, d.path FROM files f JOIN dirs d ON d.id = f.dir_id"
+		" WHERE f.md5 = ?1 AND f.size = ?2"
+		" ORDER BY f.name = ?3 DESC, f.state = 'missing' DESC, f.id",
 	[ST_META_REPLACE] =
 		"INSERT OR REPLACE INTO meta (file_id, date_taken, date_tz, date_source, make, model, lens,"
 		" exposure_s, fnumber, iso, focal_mm, orientation, width, height, gps_lat, gps_lon,"
@@ -117,6 +145,14 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		"SELECT id, path, state FROM dirs WHERE state <> 'missing' AND"
 		" (path = ?1 OR path = ?2 OR (path > ?3 AND path < ?4) OR (path > ?5 AND path < ?6))",
 	[ST_HAS_DEV] = "SELECT 1 FROM files WHERE dev = ?1 LIMIT 1",
+	[ST_DIR_STAT] =
+		"SELECT id, dev, ino, mtime_ns, ctime_ns, scanned_at FROM dirs WHERE path = ?1 AND state = 'ok'",
+	/* files present, and of those the ones a scan must read again:
+	 * flagged for a recheck, or regular files never read */
+	[ST_DIR_FILE_COUNTS] =
+		"SELECT count(*), coalesce(sum(recheck <> 0 OR (md5 IS NULL AND (mode & 61440) = 32768)), 0)"
+		" FROM files WHERE dir_id = ?1 AND state <> 'missing'",
+	[ST_SUBDIRS] = "SELECT path FROM dirs WHERE parent_id = ?1 AND state <> 'missing'",
 };
 
 struct PixStore {
@@ -127,7 +163,10 @@ struct PixStore {
 	sqlite3_stmt *stmts[N_STATEMENTS];
 	gboolean in_batch;
 	gint64 scan_id;         /* the run begun by pix_store_begin_scan, or 0 */
-	char **roots;           /* its roots (owned) */
+	char **roots;           /* its roots (owned); NULL for a verify */
+	gboolean is_verify;     /* the run is a `photoidx verify` */
+	gint64 catalog_rows;    /* file rows in the catalog (highest id), as committed */
+	GArray *rates;          /* PixWriteRate, by catalog_rows bucket */
 	gint64 now_s;           /* timestamp of the current batch */
 	gint64 counts[PIX_N_COUNTERS]; /* counted in the open batch, published
 	                           to log.h's counters when it commits */
@@ -235,6 +274,22 @@ static void bind_path_as(sqlite3_stmt *st, int i, const char *bytes, gsize len, 
 		sqlite3_bind_blob(st, i, bytes, (int)len, SQLITE_TRANSIENT);
 	else
 		sqlite3_bind_text(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+}
+
+/* Binds the four bounds of "a path below `path`" from parameter `first`:
+ * after "path/" and before "path0" ('0' follows '/'), as text (?first,
+ * ?first+1) and as blob (?first+2, ?first+3), for columns of both types. */
+static void bind_below(sqlite3_stmt *st, int first, const char *path)
+{
+	g_autofree char *lo = g_strconcat(path, strcmp(path, "/") == 0 ? "" : "/", NULL);
+	g_autofree char *hi = g_strdup(lo);
+	gsize len = strlen(lo);
+
+	hi[len - 1] = '/' + 1;
+	bind_path_as(st, first, lo, len, FALSE);
+	bind_path_as(st, first + 1, hi, len, FALSE);
+	bind_path_as(st, first + 2, lo, len, TRUE);
+	bind_path_as(st, first + 3, hi, len, TRUE);
 }
 
 static void bind_text_or_null(sqlite3_stmt *st, int i, const char *text)
@@ -528,6 +583,8 @@ void pix_store_free(PixStore *s)
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	g_strfreev(s->roots);
+	if (s->rates != NULL)
+		g_array_free(s->rates, TRUE);
 	g_free(s->path);
 	g_free(s);
 }
@@ -614,7 +671,22 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 	if (!step_done(s, scan, "cannot record the scan", error))
 		goto fail;
 	s->scan_id = sqlite3_last_insert_rowid(s->db);
+	g_autoptr(sqlite3_stmt) rows = NULL;
+	rc = sqlite3_prepare_v2(s->db, "SELECT coalesce(max(id), 0) FROM files", -1, &rows, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(rows);
+	if (rc != SQLITE_ROW) {
+		sqlite_error(error, s, rc, "cannot record the scan");
+		goto fail;
+	}
+	s->catalog_rows = sqlite3_column_int64(rows, 0);
+	if (s->rates != NULL)
+		g_array_set_size(s->rates, 0);
 	g_strfreev(s->roots);
+	s->roots = NULL;
+	s->is_verify = strcmp(command, "verify") == 0;
+	if (s->is_verify)
+		return pix_store_commit(s, error);      /* it reads, it walks no root */
 	s->roots = g_strdupv(roots);
 	for (char **r = roots; *r != NULL; r++) {
 		sqlite3_reset(root);
@@ -649,11 +721,15 @@ gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GEr
 	}
 	static const PixCounter order[] = { PIX_N_DIRS, PIX_N_NEW, PIX_N_CHANGED, PIX_N_MOVED,
 	                                    PIX_N_MISSING, PIX_N_UNCHANGED, PIX_N_ERRORS, PIX_BYTES_READ };
+	/* a verify: n_unchanged counts the files that kept their MD5,
+	 * n_changed those whose content changed behind size and mtime */
+	static const PixCounter verify_order[] = { PIX_N_DIRS, PIX_N_NEW, PIX_N_MISMATCH, PIX_N_MOVED,
+	                                           PIX_N_MISSING, PIX_N_VERIFIED, PIX_N_ERRORS, PIX_BYTES_READ };
 	sqlite3_bind_int64(st, 1, s->scan_id);
 	sqlite3_bind_int64(st, 2, now_seconds());
 	sqlite3_bind_text(st, 3, state, -1, SQLITE_STATIC);
 	for (guint i = 0; i < G_N_ELEMENTS(order); i++)
-		sqlite3_bind_int64(st, 4 + (int)i, pix_count_get(order[i]));
+		sqlite3_bind_int64(st, 4 + (int)i, pix_count_get(s->is_verify ? verify_order[i] : order[i]));
 	sqlite3_bind_int(st, 12, exit_status);
 	if (!step_done(s, st, "cannot record the end of the scan", error)) {
 		rollback_batch(s);
@@ -690,9 +766,9 @@ static gboolean put_change(PixStore *s, gint64 file_id, const char *kind, const 
 		sqlite3_bind_blob(st, 7, item->old_md5, 16, SQLITE_STATIC);
 	if (item->has_md5 && strcmp(kind, "moved") != 0 && strcmp(kind, "missing") != 0)
 		sqlite3_bind_blob(st, 8, item->md5, 16, SQLITE_STATIC);
-	if (item->action != PIX_ACT_ADD)
+	if (strcmp(kind, "added") != 0)
 		sqlite3_bind_int64(st, 9, item->old_st.size_bytes);
-	if (item->action != PIX_ACT_MISSING)
+	if (strcmp(kind, "missing") != 0)
 		sqlite3_bind_int64(st, 10, item->st.size_bytes);
 	return step_done(s, st, "cannot write the change log", error);
 }
@@ -795,7 +871,8 @@ static void bind_content(sqlite3_stmt *st, int first, const PixItem *item)
 	sqlite3_bind_int(st, first + 5, item->is_racy ? 1 : 0);
 }
 
-static gboolean put_add(PixStore *s, PixItem *item, GError **error)
+/* Inserts a new file row for `item`; *id is its row id. */
+static gboolean insert_file(PixStore *s, PixItem *item, gint64 *id, GError **error)
 {
 	sqlite3_stmt *st = stmt(s, ST_FILE_INSERT, error);
 	if (st == NULL)
@@ -813,10 +890,94 @@ static gboolean put_add(PixStore *s, PixItem *item, GError **error)
 		sqlite_error(error, s, rc, "cannot add a file");
 		return FALSE;
 	}
-	gint64 id = sqlite3_column_int64(st, 0);
+	*id = sqlite3_column_int64(st, 0);
 	if (!step_done(s, st, "cannot add a file", error))
 		return FALSE;
 	count(s, PIX_N_NEW, 1);
+	return TRUE;
+}
+
+static GPtrArray *collect_file_rows(PixStore *s, sqlite3_stmt *st, gboolean has_dir_path, GError **error);
+
+/*
+ * The row of a file that was moved to where `item` (new, read) is, found
+ * by content: same MD5 and size, and its own path gone from a disk that is
+ * still there (a move across file systems, or a copy and a delete).  A
+ * copy whose original is still in place is a file of its own.  Returns the
+ * row (transfer full) or NULL.
+ */
+static PixFileRow *find_moved_by_md5(PixStore *s, const PixItem *item, GError **error)
+{
+	/* empty files all share one MD5: content says nothing about them */
+	if (!item->has_md5 || item->st.size_bytes == 0)
+		return NULL;
+	sqlite3_stmt *st = stmt(s, ST_FILES_BY_MD5, error);
+	if (st == NULL)
+		return NULL;
+	sqlite3_bind_blob(st, 1, item->md5, 16, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, item->st.size_bytes);
+	bind_path(st, 3, item->name);
+	g_autoptr(GPtrArray) rows = collect_file_rows(s, st, TRUE, error);
+	sqlite3_reset(st);
+	/* a new hard link of a file still at its path is that file's second
+	 * name, not a file that moved here */
+	for (guint i = 0; rows != NULL && i < rows->len; i++) {
+		PixFileRow *row = g_ptr_array_index(rows, i);
+		if (row->st.dev == item->st.dev && row->st.ino == item->st.ino && row->state != PIX_STATE_MISSING)
+			return NULL;
+	}
+	for (guint i = 0; rows != NULL && i < rows->len; i++) {
+		PixFileRow *row = g_ptr_array_index(rows, i);
+		g_autofree char *old_path = pix_path_join(row->dir_path, row->name);
+		if (!pix_path_is_gone(row->dir_path, row->name) || !pix_path_ancestor_on(old_path, row->st.dev))
+			continue;
+		return g_ptr_array_steal_index(rows, i);
+	}
+	return NULL;
+}
+
+/* The file of `item` is the one of `row`, moved: the row takes its path,
+ * stat and content. */
+static gboolean take_over(PixStore *s, PixItem *item, const PixFileRow *row, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, ST_FILE_TAKE_OVER, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 1, row->id);
+	sqlite3_bind_int64(st, 2, item->dir->id);
+	bind_path(st, 3, item->name);
+	bind_stat(st, 4, &item->st);
+	bind_content(st, 10, item);
+	sqlite3_bind_int64(st, 16, s->now_s);
+	if (!step_done(s, st, "cannot move a file", error))
+		return FALSE;
+	item->row_id = row->id;
+	item->old_st = row->st;
+	item->has_old_md5 = row->has_md5;
+	memcpy(item->old_md5, row->md5, 16);
+	g_autofree char *old_path = pix_path_join(row->dir_path, row->name);
+	g_autofree char *new_path = pix_item_path(item);
+	g_autofree char *q_old = pix_quote(old_path), *q_new = pix_quote(new_path);
+	pix_info("'%s' is '%s', moved (same content)", q_new, q_old);
+	count(s, PIX_N_MOVED, 1);
+	return put_meta(s, row->id, item->meta, error) &&
+	       put_change(s, row->id, "moved", item, old_path, new_path, error);
+}
+
+static gboolean put_add(PixStore *s, PixItem *item, GError **error)
+{
+	GError *local = NULL;
+	g_autoptr(PixFileRow) moved = find_moved_by_md5(s, item, &local);
+	gint64 id;
+
+	if (local != NULL) {
+		g_propagate_error(error, local);
+		return FALSE;
+	}
+	if (moved != NULL)
+		return take_over(s, item, moved, error);
+	if (!insert_file(s, item, &id, error))
+		return FALSE;
 	return put_meta(s, id, item->meta, error) && put_change(s, id, "added", item, NULL, NULL, error);
 }
 
@@ -864,8 +1025,25 @@ static gboolean put_move(PixStore *s, PixItem *item, GError **error)
 	sqlite3_bind_int64(st, 1, item->row_id);
 	sqlite3_bind_int64(st, 2, item->dir->id);
 	bind_path(st, 3, item->name);
+	sqlite3_bind_int64(st, 4, (gint64)item->old_st.dev);
+	sqlite3_bind_int64(st, 5, (gint64)item->old_st.ino);
 	if (!step_done(s, st, "cannot move a file", error))
 		return FALSE;
+	if (sqlite3_changes(s->db) == 0) {
+		/* a copy of it, found by its MD5, took the row over meanwhile:
+		 * this file is new, its content known, its metadata read next
+		 * scan (recheck) */
+		gint64 id;
+		if (item->is_vanished)
+			return TRUE;
+		if (!item->is_read) {
+			item->has_md5 = item->has_old_md5;
+			memcpy(item->md5, item->old_md5, 16);
+			item->is_racy = TRUE;
+		}
+		return insert_file(s, item, &id, error) && put_meta(s, id, item->meta, error) &&
+		       put_change(s, id, "added", item, NULL, NULL, error);
+	}
 	g_autofree char *new_path = pix_item_path(item);
 	if (!put_change(s, item->row_id, "moved", item, item->old_path, new_path, error))
 		return FALSE;
@@ -887,14 +1065,71 @@ static gboolean put_missing(PixStore *s, PixItem *item, GError **error)
 	sqlite3_stmt *st = stmt(s, ST_FILE_MISSING, error);
 	if (st == NULL)
 		return FALSE;
+	g_assert(item->dir->id > 0);
 	sqlite3_bind_int64(st, 1, item->row_id);
 	sqlite3_bind_int64(st, 2, s->now_s);
+	sqlite3_bind_int64(st, 3, item->dir->id);
+	bind_path(st, 4, item->name);
 	if (!step_done(s, st, "cannot mark a file missing", error))
 		return FALSE;
 	if (sqlite3_changes(s->db) == 0)
 		return TRUE;
 	count(s, PIX_N_MISSING, 1);
 	return put_change(s, item->row_id, "missing", item, NULL, NULL, error);
+}
+
+static char *md5_hex(const guint8 *md5)
+{
+	char *hex = g_malloc(33);
+	for (int i = 0; i < 16; i++)
+		g_snprintf(hex + 2 * i, 3, "%02x", md5[i]);
+	return hex;
+}
+
+/* A file verify read: its MD5 against the stored one. */
+static gboolean put_verify(PixStore *s, PixItem *item, GError **error)
+{
+	g_autofree char *path = pix_item_path(item);
+	g_autofree char *q = pix_quote(path);
+	const char *state;
+
+	if (item->is_vanished)
+		return TRUE;    /* the reader said so; the next scan marks it missing */
+	if (item->error == NULL && (item->st.dev != item->old_st.dev || item->st.ino != item->old_st.ino ||
+	    item->st.size_bytes != item->old_st.size_bytes || item->st.mtime_ns != item->old_st.mtime_ns)) {
+		pix_notice("'%s' changed since the last scan: not verified (a scan reads it again)", q);
+		count(s, PIX_N_STALE, 1);
+		return TRUE;
+	}
+	if (item->error != NULL) {
+		state = "unreadable";
+		count(s, PIX_N_ERRORS, 1);
+	} else if (memcmp(item->md5, item->old_md5, 16) == 0) {
+		state = "ok";
+		count(s, PIX_N_VERIFIED, 1);
+	} else {
+		g_autofree char *was = md5_hex(item->old_md5), *now = md5_hex(item->md5);
+		state = "mismatch";
+		count(s, PIX_N_MISMATCH, 1);
+		pix_warn("'%s': content changed but size and mtime did not (MD5 was %s, is %s): %s", q, was, now,
+		         item->st.ctime_ns == item->old_st.ctime_ns
+		         ? "ctime unchanged too, so not by a write through the file system: bit rot?"
+		         : "ctime changed: edited with its times put back?");
+	}
+	sqlite3_stmt *st = stmt(s, ST_FILE_VERIFY, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 1, item->row_id);
+	sqlite3_bind_int64(st, 2, s->now_s);
+	sqlite3_bind_text(st, 3, state, -1, SQLITE_STATIC);
+	if (strcmp(state, "mismatch") == 0)
+		sqlite3_bind_blob(st, 4, item->md5, 16, SQLITE_STATIC);
+	bind_text_or_null(st, 5, item->error);
+	sqlite3_bind_int64(st, 6, (gint64)item->old_st.dev);
+	sqlite3_bind_int64(st, 7, (gint64)item->old_st.ino);
+	sqlite3_bind_int64(st, 8, item->old_st.size_bytes);
+	sqlite3_bind_int64(st, 9, item->old_st.mtime_ns);
+	return step_done(s, st, "cannot record a verification", error);
 }
 
 gboolean pix_store_put(PixStore *s, PixItem *item, GError **error)
@@ -923,6 +1158,9 @@ gboolean pix_store_put(PixStore *s, PixItem *item, GError **error)
 	case PIX_ACT_MISSING:
 		ok = put_missing(s, item, error);
 		break;
+	case PIX_ACT_VERIFY:
+		ok = put_verify(s, item, error);
+		break;
 	default:
 		g_assert_not_reached();
 	}
@@ -931,50 +1169,112 @@ gboolean pix_store_put(PixStore *s, PixItem *item, GError **error)
 		return FALSE;
 	}
 	if (item->error != NULL && item->action != PIX_ACT_MISSING && item->action != PIX_ACT_DIR &&
-	    item->action != PIX_ACT_DIR_MISSING)
+	    item->action != PIX_ACT_DIR_MISSING && item->action != PIX_ACT_VERIFY)
 		count(s, PIX_N_ERRORS, 1);
 	return TRUE;
 }
 
+/* Adds a committed batch to the write-rate bucket of the catalog's size. */
+static void account_batch(PixStore *s, gint64 n_items, gint64 n_new_rows, gint64 busy_us, gint64 wall_us)
+{
+	if (s->rates == NULL)
+		s->rates = g_array_new(FALSE, TRUE, sizeof(PixWriteRate));
+	s->catalog_rows += n_new_rows;
+	gint64 bucket = MAX(s->catalog_rows - 1, 0) / PIX_STORE_RATE_ROWS;
+	guint i = s->rates->len;
+	if (i == 0 || g_array_index(s->rates, PixWriteRate, i - 1).catalog_rows != bucket * PIX_STORE_RATE_ROWS) {
+		PixWriteRate r = { .catalog_rows = bucket * PIX_STORE_RATE_ROWS };
+		g_array_append_val(s->rates, r);
+		i++;
+	}
+	PixWriteRate *r = &g_array_index(s->rates, PixWriteRate, i - 1);
+	r->items += n_items;
+	r->busy_us += busy_us;
+	r->wall_us += wall_us;
+}
+
+const GArray *pix_store_write_rates(PixStore *s)
+{
+	if (s->rates == NULL)
+		s->rates = g_array_new(FALSE, TRUE, sizeof(PixWriteRate));
+	return s->rates;
+}
+
+/* The batch being filled by pix_store_consume(). */
+typedef struct {
+	guint batch_items;
+	gint64 batch_us;
+	guint n_items;
+	gint64 start_us;        /* when its first item came */
+	gint64 busy_us;         /* time spent writing it so far */
+	gint64 last_commit_us;
+} Batch;
+
+/* Commits the batch when it is full or old enough (or `is_final`). */
+static gboolean batch_maybe_commit(PixStore *s, Batch *b, gboolean is_final, GError **error)
+{
+	gint64 t0 = g_get_monotonic_time();
+	if (b->n_items == 0 ||
+	    (!is_final && b->n_items < b->batch_items && t0 - b->start_us < b->batch_us))
+		return TRUE;
+	gint64 n_new = s->counts[PIX_N_NEW];
+	if (!pix_store_commit(s, error))
+		return FALSE;
+	gint64 now = g_get_monotonic_time();
+	account_batch(s, b->n_items, n_new, b->busy_us + (now - t0), now - b->last_commit_us);
+	b->last_commit_us = now;
+	b->busy_us = 0;
+	b->n_items = 0;
+	return TRUE;
+}
+
+static gboolean batch_put(PixStore *s, Batch *b, PixItem *item, GError **error)
+{
+	gint64 t0 = g_get_monotonic_time();
+	if (b->n_items == 0)
+		b->start_us = t0;
+	if (!pix_store_put(s, item, error))
+		return FALSE;
+	b->n_items++;
+	b->busy_us += g_get_monotonic_time() - t0;
+	return batch_maybe_commit(s, b, FALSE, error);
+}
+
+/* Files found gone wait until everything read is stored: a file that
+ * turns up elsewhere (recognised by its MD5) then takes its row over as a
+ * move, and its old path is not reported missing.  Bounded: beyond this
+ * many, they are stored as they come. */
+#define MAX_DEFERRED_MISSING 100000
+
 gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 batch_us, GError **error)
 {
 	gboolean is_failed = FALSE;
-	guint n_in_batch = 0;
-	gint64 batch_start = 0;
+	Batch b = { .batch_items = batch_items, .batch_us = batch_us, .last_commit_us = g_get_monotonic_time() };
+	g_autoptr(GPtrArray) deferred = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free);
 
 	for (;;) {
 		gboolean is_timeout = FALSE;
 		gint64 wait_us = -1;
-		if (n_in_batch > 0)
-			wait_us = MAX(0, batch_start + batch_us - g_get_monotonic_time());
+		if (b.n_items > 0)
+			wait_us = MAX(0, b.start_us + batch_us - g_get_monotonic_time());
 		g_autoptr(PixItem) item = pix_queue_pop_timeout(in, wait_us, &is_timeout);
 
 		if (item == NULL && !is_timeout)
 			break;
 		if (is_failed)
 			continue;
-		if (item != NULL) {
-			if (n_in_batch == 0)
-				batch_start = g_get_monotonic_time();
-			if (!pix_store_put(s, item, error)) {
-				is_failed = TRUE;
-				pix_request_stop();
-				continue;
-			}
-			n_in_batch++;
+		if (item != NULL && item->action == PIX_ACT_MISSING && deferred->len < MAX_DEFERRED_MISSING) {
+			g_ptr_array_add(deferred, g_steal_pointer(&item));
+			continue;
 		}
-		if (n_in_batch >= batch_items || g_get_monotonic_time() - batch_start >= batch_us) {
-			if (!pix_store_commit(s, error)) {
-				is_failed = TRUE;
-				pix_request_stop();
-				continue;
-			}
-			n_in_batch = 0;
+		if (!(item != NULL ? batch_put(s, &b, item, error) : batch_maybe_commit(s, &b, FALSE, error))) {
+			is_failed = TRUE;
+			pix_request_stop();
 		}
 	}
-	if (!is_failed && !pix_store_commit(s, error))
-		is_failed = TRUE;
-	return !is_failed;
+	for (guint i = 0; i < deferred->len && !is_failed; i++)
+		is_failed = !batch_put(s, &b, g_ptr_array_index(deferred, i), error);
+	return !is_failed && batch_maybe_commit(s, &b, TRUE, error);
 }
 
 /* --- reader --- */
@@ -1080,21 +1380,13 @@ GPtrArray *pix_store_dirs_under(PixStore *s, const char *root, GError **error)
 	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)pix_dir_row_free);
 	sqlite3_stmt *st = stmt(s, ST_DIRS_UNDER, error);
 	gsize len = strlen(root);
-	/* below "root/" and before "root0" ('0' follows '/'), as text and as blob */
-	g_autofree char *lo = g_strconcat(root, strcmp(root, "/") == 0 ? "" : "/", NULL);
-	g_autofree char *hi = g_strdup(lo);
-	gsize lo_len = strlen(lo);
 	int rc;
 
 	if (st == NULL)
 		return NULL;
-	hi[lo_len - 1] = '/' + 1;
 	bind_path_as(st, 1, root, len, FALSE);
 	bind_path_as(st, 2, root, len, TRUE);
-	bind_path_as(st, 3, lo, lo_len, FALSE);
-	bind_path_as(st, 4, hi, lo_len, FALSE);
-	bind_path_as(st, 5, lo, lo_len, TRUE);
-	bind_path_as(st, 6, hi, lo_len, TRUE);
+	bind_below(st, 3, root);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		PixDirRow *row = g_new0(PixDirRow, 1);
 		row->id = sqlite3_column_int64(st, 0);
@@ -1123,4 +1415,224 @@ gboolean pix_store_has_dev(PixStore *s, guint64 dev, gboolean *has, GError **err
 	}
 	sqlite3_reset(st);
 	return TRUE;
+}
+
+gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gboolean *is_known, GPtrArray **subdir_names,
+                                gint64 *n_files, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, ST_DIR_STAT, error);
+	gint64 id = 0, n_to_read = 0;
+	int rc;
+
+	*is_known = FALSE;
+	*subdir_names = NULL;
+	*n_files = 0;
+	if (st == NULL)
+		return FALSE;
+	bind_path(st, 1, dir->path);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		gint64 scanned_ns = sqlite3_column_int64(st, 5) * G_GINT64_CONSTANT(1000000000);
+		/* an mtime within two seconds of the listing is not trusted: an
+		 * entry added in the same clock tick leaves it unchanged */
+		if ((guint64)sqlite3_column_int64(st, 1) == dir->st.dev &&
+		    (guint64)sqlite3_column_int64(st, 2) == dir->st.ino &&
+		    sqlite3_column_type(st, 3) != SQLITE_NULL &&
+		    sqlite3_column_int64(st, 3) == dir->st.mtime_ns &&
+		    sqlite3_column_int64(st, 4) == dir->st.ctime_ns &&
+		    dir->st.mtime_ns < scanned_ns - G_GINT64_CONSTANT(2000000000))
+			id = sqlite3_column_int64(st, 0);
+		rc = sqlite3_step(st);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		sqlite_error(error, s, rc, "cannot read a directory row");
+		return FALSE;
+	}
+	if (id == 0)
+		return TRUE;
+
+	st = stmt(s, ST_DIR_FILE_COUNTS, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 1, id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*n_files = sqlite3_column_int64(st, 0);
+		n_to_read = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW) {
+		sqlite_error(error, s, rc, "cannot read file rows");
+		return FALSE;
+	}
+	if (n_to_read > 0)
+		return TRUE;
+
+	st = stmt(s, ST_SUBDIRS, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 1, id);
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		g_autofree char *path = column_bytes(st, 0);
+		const char *slash = strrchr(path, '/');
+		g_ptr_array_add(names, g_strdup(slash != NULL ? slash + 1 : path));
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		sqlite_error(error, s, rc, "cannot read directory rows");
+		return FALSE;
+	}
+	*is_known = TRUE;
+	*subdir_names = g_steal_pointer(&names);
+	return TRUE;
+}
+
+/* Binds, for one path, "the directory is `path` or below it, or the file
+ * is `path`", from parameter `first` on (7 parameters, see
+ * each_to_verify). */
+static void bind_under(sqlite3_stmt *st, int first, const char *path)
+{
+	g_autofree char *dir = g_path_get_dirname(path);
+	g_autofree char *name = g_path_get_basename(path);
+
+	bind_path(st, first, path);
+	bind_below(st, first + 1, path);
+	bind_path(st, first + 5, dir);
+	bind_path(st, first + 6, name);
+}
+
+gboolean pix_store_each_to_verify(PixStore *s, char **paths, PixStoreRowFn fn, gpointer data, GError **error)
+{
+	g_autoptr(GString) sql = g_string_new(
+		"SELECT f.id, f.name, f.dev, f.ino, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.state, f.md5,"
+		" f.recheck, d.path FROM files f JOIN dirs d ON d.id = f.dir_id"
+		" WHERE f.state <> 'missing' AND f.md5 IS NOT NULL AND (f.mode & 61440) = 32768");
+	guint n_paths = paths != NULL ? g_strv_length(paths) : 0;
+	g_autoptr(sqlite3_stmt) st = NULL;
+	int rc;
+
+	for (guint i = 0; i < n_paths; i++) {
+		int p = 1 + 7 * (int)i;
+		g_string_append_printf(sql, "%s (d.path = ?%d OR (d.path > ?%d AND d.path < ?%d)"
+		                       " OR (d.path > ?%d AND d.path < ?%d) OR (d.path = ?%d AND f.name = ?%d))",
+		                       i == 0 ? " AND (" : " OR", p, p + 1, p + 2, p + 3, p + 4, p + 5, p + 6);
+	}
+	if (n_paths > 0)
+		g_string_append(sql, ")");
+	g_string_append(sql, " ORDER BY coalesce(f.verified_at, f.hashed_at, 0), f.verified_at IS NOT NULL, f.id");
+	rc = sqlite3_prepare_v2(s->db, sql->str, -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		sqlite_error(error, s, rc, "cannot prepare a statement");
+		return FALSE;
+	}
+	for (guint i = 0; i < n_paths; i++)
+		bind_under(st, 1 + 7 * (int)i, paths[i]);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		PixFileRow *row = file_row_from(st);
+		row->dir_path = column_bytes(st, 11);
+		if (!fn(data, row))
+			return TRUE;
+	}
+	if (rc != SQLITE_DONE) {
+		sqlite_error(error, s, rc, "cannot read file rows");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean pix_store_verify_coverage(PixStore *s, PixVerifyCoverage *out, GError **error)
+{
+	g_autoptr(sqlite3_stmt) st = NULL;
+	int rc = sqlite3_prepare_v2(s->db,
+		"SELECT count(*), coalesce(sum(verified_at IS NULL), 0),"
+		" coalesce(sum(CASE WHEN verified_at IS NULL THEN size ELSE 0 END), 0), coalesce(min(verified_at), 0)"
+		" FROM files WHERE state <> 'missing' AND md5 IS NOT NULL AND (mode & 61440) = 32768", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite_error(error, s, rc, "cannot read file rows");
+		return FALSE;
+	}
+	out->n_files = sqlite3_column_int64(st, 0);
+	out->n_never = sqlite3_column_int64(st, 1);
+	out->bytes_never = sqlite3_column_int64(st, 2);
+	out->oldest_verified_at = sqlite3_column_int64(st, 3);
+	return TRUE;
+}
+
+static gboolean column_md5(sqlite3_stmt *st, int i, guint8 *out)
+{
+	if (sqlite3_column_bytes(st, i) != 16)
+		return FALSE;
+	memcpy(out, sqlite3_column_blob(st, i), 16);
+	return TRUE;
+}
+
+gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStoreChangeFn fn, gpointer data,
+                               GError **error)
+{
+	g_autoptr(sqlite3_stmt) st = NULL;
+	int rc = sqlite3_prepare_v2(s->db,
+		"SELECT c.seq, c.scan_id, c.file_id, c.at, c.kind, d.path, f.name, c.old_path, c.new_path,"
+		" c.old_md5, c.new_md5, c.old_size, c.new_size, f.state"
+		" FROM changes c JOIN files f ON f.id = c.file_id JOIN dirs d ON d.id = f.dir_id"
+		" WHERE c.seq > ?1 ORDER BY c.seq LIMIT ?2", -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		sqlite_error(error, s, rc, "cannot prepare a statement");
+		return FALSE;
+	}
+	sqlite3_bind_int64(st, 1, since);
+	sqlite3_bind_int64(st, 2, limit > 0 ? limit : -1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		g_autofree char *dir = column_bytes(st, 5);
+		g_autofree char *name = column_bytes(st, 6);
+		g_autofree char *kind = column_bytes(st, 4);
+		PixChange c = {
+			.seq = sqlite3_column_int64(st, 0),
+			.scan_id = sqlite3_column_int64(st, 1),
+			.file_id = sqlite3_column_int64(st, 2),
+			.at = sqlite3_column_int64(st, 3),
+			.kind = kind,
+			.path = pix_path_join(dir, name),
+			.old_path = sqlite3_column_type(st, 7) != SQLITE_NULL ? column_bytes(st, 7) : NULL,
+			.new_path = sqlite3_column_type(st, 8) != SQLITE_NULL ? column_bytes(st, 8) : NULL,
+			.old_size = sqlite3_column_type(st, 11) != SQLITE_NULL ? sqlite3_column_int64(st, 11) : -1,
+			.new_size = sqlite3_column_type(st, 12) != SQLITE_NULL ? sqlite3_column_int64(st, 12) : -1,
+			.state = state_from(sqlite3_column_text(st, 13)),
+		};
+		c.has_old_md5 = column_md5(st, 9, c.old_md5);
+		c.has_new_md5 = column_md5(st, 10, c.new_md5);
+		gboolean is_more = fn(data, &c);
+		g_free(c.path);
+		g_free(c.old_path);
+		g_free(c.new_path);
+		if (!is_more)
+			return TRUE;
+	}
+	if (rc != SQLITE_DONE) {
+		sqlite_error(error, s, rc, "cannot read the change log");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+char **pix_store_roots(PixStore *s, GError **error)
+{
+	g_autoptr(sqlite3_stmt) st = NULL;
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
+	int rc = sqlite3_prepare_v2(s->db, "SELECT path FROM roots ORDER BY path", -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		sqlite_error(error, s, rc, "cannot prepare a statement");
+		return NULL;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		g_ptr_array_add(out, column_bytes(st, 0));
+	if (rc != SQLITE_DONE) {
+		sqlite_error(error, s, rc, "cannot read the roots");
+		return NULL;
+	}
+	g_ptr_array_add(out, NULL);
+	g_ptr_array_set_free_func(out, NULL);
+	return (char **)g_ptr_array_free(g_steal_pointer(&out), FALSE);
 }

@@ -114,6 +114,19 @@ gboolean pix_store_commit(PixStore *s, GError **error);
  * producer blocks.  Returns FALSE on failure.
  */
 gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 batch_us, GError **error);
+/* Catalog write speed by catalog size: for each PIX_STORE_RATE_ROWS file
+ * rows of catalog, what the store stage committed while the catalog was
+ * that big. */
+#define PIX_STORE_RATE_ROWS 100000
+typedef struct {
+	gint64 catalog_rows;    /* the bucket: catalog_rows .. + PIX_STORE_RATE_ROWS */
+	gint64 items;           /* items committed (file and directory rows) */
+	gint64 busy_us;         /* time the store stage spent writing and committing them */
+	gint64 wall_us;         /* time from the first to the last commit in the bucket */
+} PixWriteRate;
+/* The buckets of this run so far, by catalog_rows (borrowed, PixWriteRate). */
+const GArray *pix_store_write_rates(PixStore *s);
+
 /*
  * Records the end of the run begun by pix_store_begin_scan(): its state
  * ('done', 'interrupted', 'failed'), exit status and the log.h counters;
@@ -132,6 +145,61 @@ GPtrArray *pix_store_dir_files(PixStore *s, gint64 dir_id, GError **error);
 GPtrArray *pix_store_files_by_inode(PixStore *s, guint64 dev, guint64 ino, GError **error);
 /* The directory rows (not 'missing') at `root` and below it (PixDirRow*). */
 GPtrArray *pix_store_dirs_under(PixStore *s, const char *root, GError **error);
+/*
+ * --quick: whether directory `dir` (path and stat) is as it was when last
+ * listed: same device, inode, mtime and ctime, an mtime older than that
+ * listing by two seconds, and no file in it that a scan must read (a
+ * recheck, or one never read).  Then *is_known is TRUE, *subdir_names holds
+ * the names of its subdirectories the catalog knows (char*, transfer full)
+ * and *n_files the number of its files present.
+ */
+gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gboolean *is_known, GPtrArray **subdir_names,
+                                gint64 *n_files, GError **error);
+/*
+ * verify: calls fn for every file row with an MD5, not missing, that is a
+ * regular file at or below one of `paths` (absolute, canonical; NULL: all),
+ * oldest verification first (a file never verified counts as verified
+ * when it was hashed; never verified before verified at the same second).
+ * fn takes the row (with dir_path); returning FALSE stops.
+ */
+typedef gboolean (*PixStoreRowFn)(gpointer data, PixFileRow *row);
+gboolean pix_store_each_to_verify(PixStore *s, char **paths, PixStoreRowFn fn, gpointer data, GError **error);
+
+/* What verify has covered: files with an MD5 (not missing), how many and
+ * how many bytes were never verified, and the oldest verification (0 if
+ * none). */
+typedef struct {
+	gint64 n_files;
+	gint64 n_never;
+	gint64 bytes_never;
+	gint64 oldest_verified_at;
+} PixVerifyCoverage;
+gboolean pix_store_verify_coverage(PixStore *s, PixVerifyCoverage *out, GError **error);
+
+/* One entry of the change log, with the file's current path and state. */
+typedef struct {
+	gint64 seq;
+	gint64 scan_id;           /* 0 if none */
+	gint64 file_id;
+	gint64 at;
+	const char *kind;         /* 'added', 'changed', 'moved', 'missing', 'restored' */
+	char *path;               /* the file's path now (bytes) */
+	char *old_path;           /* 'moved': bytes, else NULL */
+	char *new_path;
+	gboolean has_old_md5, has_new_md5;
+	guint8 old_md5[16], new_md5[16];
+	gint64 old_size, new_size; /* -1 when NULL */
+	PixFileState state;       /* the file's state now */
+} PixChange;
+typedef gboolean (*PixStoreChangeFn)(gpointer data, const PixChange *change);
+/* Calls fn for each change with seq > since, in seq order, at most `limit`
+ * (0: all); returning FALSE stops. */
+gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStoreChangeFn fn, gpointer data,
+                               GError **error);
+
+/* The roots scans have walked (NULL-terminated, transfer full). */
+char **pix_store_roots(PixStore *s, GError **error);
+
 /* Whether any file row has device `dev`. */
 gboolean pix_store_has_dev(PixStore *s, guint64 dev, gboolean *has, GError **error);
 

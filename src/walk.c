@@ -272,6 +272,41 @@ static void list_dir(const PixWalkConfig *cfg, GArray *stack, Frame *frame, guin
 	pix_queue_push(out, l);
 }
 
+/*
+ * --quick: when the catalog says `frame`'s directory is unchanged, pushes
+ * an unlisted listing for it and takes its subdirectories from the
+ * catalog (those the excludes still allow).  Returns FALSE when it must be
+ * listed.
+ */
+static gboolean skip_known_dir(const PixWalkConfig *cfg, Frame *frame, PixQueue *out)
+{
+	GPtrArray *names = NULL;
+	gint64 n_files = 0;
+
+	if (cfg->is_known == NULL || !cfg->is_known(cfg->is_known_data, frame->dir, &names, &n_files))
+		return FALSE;
+	PixListing *l = g_new0(PixListing, 1);
+	l->dir = pix_dir_ref(frame->dir);
+	l->entries = g_array_new(FALSE, FALSE, sizeof(PixEntry));
+	l->is_unlisted = TRUE;
+	l->n_known_files = n_files;
+	frame->subdirs = g_array_new(FALSE, FALSE, sizeof(DirName));
+	for (guint i = 0; i < names->len; i++) {
+		char *name = g_ptr_array_index(names, i);
+		if (pix_walk_is_excluded(cfg, frame->dir->path, name)) {
+			g_free(name);
+			continue;
+		}
+		DirName dn = { .name = name, .ino = 0 };
+		g_array_append_val(frame->subdirs, dn);
+	}
+	g_ptr_array_free(names, FALSE);
+	l->n_subdirs = frame->subdirs->len;
+	pix_count_add(PIX_N_DIRS, 1);
+	pix_queue_push(out, l);
+	return TRUE;
+}
+
 /* Pushes the listing of a directory that could not be opened. */
 static void push_failed(PixDir *dir, int err, PixQueue *out)
 {
@@ -329,6 +364,23 @@ static gboolean enter_dir(GArray *stack, int parent_fd, const char *name, PixDir
 	return TRUE;
 }
 
+/* The directory just entered (the top frame): skipped (--quick), or
+ * listed.  A subdirectory the catalog named (--quick) that is another
+ * mount now is left, as a listing would have left it. */
+static void visit_dir(const PixWalkConfig *cfg, GArray *stack, guint8 *buf, PixQueue *out)
+{
+	Frame *top = &g_array_index(stack, Frame, stack->len - 1);
+	const PixDir *parent = top->dir->parent;
+
+	if (parent != NULL && top->dir->st.dev != parent->st.dev && !cfg->is_cross_mounts) {
+		frame_clear(top);
+		g_array_set_size(stack, stack->len - 1);
+		return;
+	}
+	if (!skip_known_dir(cfg, top, out))
+		list_dir(cfg, stack, top, buf, out);
+}
+
 void pix_walk_run(const PixWalkConfig *cfg, char **roots, PixQueue *out)
 {
 	g_autofree guint8 *buf = g_malloc(GETDENTS_BUF_BYTES);
@@ -336,7 +388,7 @@ void pix_walk_run(const PixWalkConfig *cfg, char **roots, PixQueue *out)
 
 	for (char **root = roots; *root != NULL && !pix_stop_requested(); root++) {
 		if (enter_dir(stack, AT_FDCWD, *root, pix_dir_new(*root), out))
-			list_dir(cfg, stack, &g_array_index(stack, Frame, stack->len - 1), buf, out);
+			visit_dir(cfg, stack, buf, out);
 
 		while (stack->len > 0 && !pix_stop_requested()) {
 			Frame *top = &g_array_index(stack, Frame, stack->len - 1);
@@ -352,7 +404,7 @@ void pix_walk_run(const PixWalkConfig *cfg, char **roots, PixQueue *out)
 			dir->parent = pix_dir_ref(top->dir);
 			/* enter_dir may grow the stack: `top` is stale after it */
 			if (enter_dir(stack, top->fd, name, dir, out))
-				list_dir(cfg, stack, &g_array_index(stack, Frame, stack->len - 1), buf, out);
+				visit_dir(cfg, stack, buf, out);
 		}
 		while (stack->len > 0) {
 			frame_clear(&g_array_index(stack, Frame, stack->len - 1));

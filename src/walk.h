@@ -38,7 +38,19 @@ typedef struct {
 	                       entries must not be taken as the whole directory */
 	guint n_skipped;    /* entries left out: excluded, symlinks, other mounts */
 	guint n_subdirs;    /* subdirectories the walker will enter */
+	gboolean is_unlisted; /* --quick: not listed, the catalog's record of
+	                       it is current (entries empty, is_complete FALSE) */
+	gint64 n_known_files; /* is_unlisted: the files the catalog has in it */
 } PixListing;
+
+/*
+ * --quick (the mlocate rule): asks whether directory `dir` (dir->st
+ * filled) is as the catalog last listed it.  Returns TRUE with the names
+ * of its known subdirectories (transfer full, char*) and the number of its
+ * known files when it need not be listed again.
+ */
+typedef gboolean (*PixWalkIsKnownFn)(gpointer data, const PixDir *dir, GPtrArray **subdir_names,
+                                      gint64 *n_files);
 
 typedef struct {
 	char **excludes;          /* glob patterns (fnmatch, no flags): a pattern
@@ -49,6 +61,8 @@ typedef struct {
 	char **exclude_paths;     /* exact paths never listed: the catalog and
 	                             its companions (NULL-terminated, borrowed) */
 	gboolean is_cross_mounts; /* descend into other file systems */
+	PixWalkIsKnownFn is_known; /* --quick, or NULL: list every directory */
+	gpointer is_known_data;
 } PixWalkConfig;
 
 /* The default exclude patterns (static, NULL-terminated). */

@@ -1,0 +1,178 @@
+/*
+ * cmd-run.c: options, paths, device class and exit status shared by the
+ * commands that read files (see cmd-run.h).
+ *
+ * Reads the paths' stat and sysfs (through sched); writes diagnostics.
+ * Main thread.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "cmd-run.h"
+#include "json.h"
+#include "log.h"
+#include "path.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEFAULT_READ_SIZE (1024 * 1024)
+#define DEFAULT_MAX_MEMORY (64 * 1024 * 1024)
+#define BATCH_ITEMS 5000
+#define BATCH_US G_USEC_PER_SEC
+
+void pix_run_options_add(GOptionContext *ctx, PixRunOptions *o)
+{
+	GOptionEntry entries[] = {
+		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, "catalog file (default $XDG_DATA_HOME/photoidx/catalog.db)", "FILE" },
+		{ "max-memory", 0, 0, G_OPTION_ARG_STRING, &o->max_memory, "cap on read buffers (default 64M)", "SIZE" },
+		{ "read-size", 0, 0, G_OPTION_ARG_STRING, &o->read_size, "bytes per read (default 1M)", "SIZE" },
+		{ "readers", 0, 0, G_OPTION_ARG_INT, &o->n_readers, "reads in flight (default: 2 on a rotating disk, else 16)", "N" },
+		{ "device-class", 0, 0, G_OPTION_ARG_STRING, &o->device_class, "auto (from sysfs), rotational, ssd or virtual", "CLASS" },
+		{ "hashers", 0, 0, G_OPTION_ARG_INT, &o->n_hashers, "hashing threads (default: one per core)", "N" },
+		{ "limit-rate", 0, 0, G_OPTION_ARG_STRING, &o->limit_rate, "read at most SIZE bytes per second", "SIZE" },
+		{ "keep-cache", 0, 0, G_OPTION_ARG_NONE, &o->is_keep_cache, "leave read files in the page cache", NULL },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &o->is_json, "print the summary as JSON on stdout", NULL },
+		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &o->is_quiet, "no summary, no status line (problems with files are still named)", NULL },
+		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &o->is_verbose, "say more", NULL },
+		{ "progress", 0, 0, G_OPTION_ARG_NONE, &o->is_progress, "show the status line even when stderr is not a terminal", NULL },
+		{ "no-progress", 0, 0, G_OPTION_ARG_NONE, &o->is_no_progress, "never show the status line", NULL },
+		{ "no-wait", 0, 0, G_OPTION_ARG_NONE, &o->is_no_wait, "fail at once if another photoidx is writing the catalog", NULL },
+		{ NULL, 0, 0, 0, NULL, NULL, NULL }
+	};
+	g_option_context_add_main_entries(ctx, entries, NULL);
+}
+
+void pix_run_options_clear(PixRunOptions *o)
+{
+	g_free(o->db);
+	g_free(o->max_memory);
+	g_free(o->read_size);
+	g_free(o->limit_rate);
+	g_free(o->device_class);
+}
+
+static int compare_strings(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **pix_run_canonical_paths(char **paths, const char *verb, gboolean is_dirs_only, guint *n_bad)
+{
+	g_autoptr(GPtrArray) roots = g_ptr_array_new_with_free_func(g_free);
+	GPtrArray *out = g_ptr_array_new();
+
+	*n_bad = 0;
+	for (char **p = paths; *p != NULL; p++) {
+		g_autofree char *q = pix_quote(*p);
+		char *real = realpath(*p, NULL);
+		struct stat st;
+		if (real == NULL) {
+			pix_warn("cannot %s '%s': %s", verb, q, g_strerror(errno));
+			(*n_bad)++;
+			continue;
+		}
+		if (is_dirs_only && (stat(real, &st) != 0 || !S_ISDIR(st.st_mode))) {
+			pix_warn("cannot %s '%s': not a directory", verb, q);
+			(*n_bad)++;
+			free(real);
+			continue;
+		}
+		g_ptr_array_add(roots, g_strdup(real));
+		free(real);
+	}
+	/* shortest first, so a root's ancestors are kept before it; "/p",
+	 * "/p-old", "/p/2021" sort in that order, so each is compared with
+	 * every root kept, not only the last */
+	g_ptr_array_sort(roots, compare_strings);
+	for (guint i = 0; i < roots->len; i++) {
+		const char *r = g_ptr_array_index(roots, i);
+		gboolean is_covered = FALSE;
+		for (guint j = 0; j < out->len && !is_covered; j++)
+			is_covered = pix_path_is_under(r, g_ptr_array_index(out, j));
+		if (!is_covered)
+			g_ptr_array_add(out, g_strdup(r));
+	}
+	g_ptr_array_add(out, NULL);
+	return (char **)g_ptr_array_free(out, FALSE);
+}
+
+PixDeviceClass pix_run_device_class(char **roots, PixDeviceClass forced, GString *devices)
+{
+	PixDeviceClass scan_class = PIX_DEVICE_UNKNOWN;
+
+	for (char **r = roots; *r != NULL; r++) {
+		struct stat st;
+		g_autofree char *name = NULL;
+		PixDeviceClass c = PIX_DEVICE_UNKNOWN;
+		if (stat(*r, &st) == 0)
+			c = pix_sched_device_class((guint64)st.st_dev, "/sys", &name);
+		scan_class = MAX(scan_class, c);
+		g_autofree char *q = pix_quote(*r);
+		pix_info("'%s' is on %s, a%s %s device", q, name != NULL ? name : "no block device",
+		         c == PIX_DEVICE_UNKNOWN ? "n" : "", pix_device_class_name(c));
+		gboolean is_first = TRUE;
+		g_string_append_printf(devices, "%s{", r == roots ? "" : ",");
+		pix_json_key(devices, "root", &is_first);
+		pix_json_string(devices, *r);
+		pix_json_key(devices, "device", &is_first);
+		pix_json_string(devices, name);
+		pix_json_key(devices, "class", &is_first);
+		pix_json_string(devices, pix_device_class_name(c));
+		g_string_append_c(devices, '}');
+	}
+	return forced != PIX_DEVICE_UNKNOWN ? forced : scan_class;
+}
+
+/* Parses sizes and counts into the pipeline's configuration. */
+int pix_run_configure(const char *cmd, const PixRunOptions *o, PixPipelineConfig *cfg)
+{
+	gint64 max_memory = DEFAULT_MAX_MEMORY, read_size = DEFAULT_READ_SIZE, rate = 0;
+
+	if (o->max_memory != NULL && !pix_cmd_parse_size(o->max_memory, &max_memory))
+		return pix_cmd_usage_error(cmd, "--max-memory: '%s' is not a size", o->max_memory);
+	if (o->read_size != NULL && !pix_cmd_parse_size(o->read_size, &read_size))
+		return pix_cmd_usage_error(cmd, "--read-size: '%s' is not a size", o->read_size);
+	if (o->limit_rate != NULL && !pix_cmd_parse_size(o->limit_rate, &rate))
+		return pix_cmd_usage_error(cmd, "--limit-rate: '%s' is not a size", o->limit_rate);
+	if (read_size < 4096 || read_size > 256 * 1024 * 1024 || read_size % 4096 != 0)
+		return pix_cmd_usage_error(cmd, "--read-size must be a multiple of 4K between 4K and 256M");
+	if (max_memory < 2 * read_size)
+		return pix_cmd_usage_error(cmd, "--max-memory must hold at least two reads (2 x --read-size)");
+	if (o->n_readers < 0 || o->n_readers > 1024 || o->n_hashers < 0 || o->n_hashers > 256)
+		return pix_cmd_usage_error(cmd, "--readers must be 1..1024 and --hashers 1..256");
+
+	cfg->read.read_bytes = (gsize)read_size;
+	cfg->read.max_memory_bytes = (gsize)max_memory;
+	cfg->read.limit_bytes_per_s = rate;
+	cfg->read.is_keep_cache = o->is_keep_cache;
+	cfg->read.n_readers = o->n_readers > 0 ? (guint)o->n_readers : 0;   /* 0: by device class */
+	cfg->device_class = PIX_DEVICE_UNKNOWN;
+	if (o->device_class != NULL && strcmp(o->device_class, "auto") != 0) {
+		if (!pix_device_class_parse(o->device_class, &cfg->device_class) ||
+		    cfg->device_class == PIX_DEVICE_UNKNOWN)
+			return pix_cmd_usage_error(cmd, "--device-class: '%s' is not auto, rotational, ssd or virtual",
+			                           o->device_class);
+	}
+	cfg->n_hashers = o->n_hashers > 0 ? (guint)o->n_hashers : MAX(1, g_get_num_processors());
+	cfg->batch_items = BATCH_ITEMS;
+	cfg->batch_us = BATCH_US;
+	cfg->is_progress = !o->is_quiet && !o->is_json && !o->is_no_progress && (o->is_progress || isatty(STDERR_FILENO));
+	return PIX_EXIT_OK;
+}
+
+
+int pix_run_status(gboolean is_ok, gboolean is_interrupted, guint n_bad, const char **state)
+{
+	*state = "done";
+	if (!is_ok) {
+		*state = "failed";
+		return PIX_EXIT_FATAL;
+	}
+	if (is_interrupted) {
+		*state = "interrupted";
+		return PIX_EXIT_INTERRUPTED;
+	}
+	return pix_log_warnings() > 0 || n_bad > 0 ? PIX_EXIT_PARTIAL : PIX_EXIT_OK;
+}

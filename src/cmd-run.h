@@ -1,0 +1,66 @@
+/*
+ * cmd-run.h: what the commands that read files (scan, verify) share:
+ * their common options (catalog, readers, memory, output), the paths they
+ * are given, the device class that orders their reads, and the exit
+ * status of a run.
+ *
+ * Main thread only.
+ */
+#ifndef PIX_CMD_RUN_H
+#define PIX_CMD_RUN_H
+
+#include "cmd.h"
+#include "pipeline.h"
+
+typedef struct {
+	char *db;
+	char *max_memory;
+	char *read_size;
+	char *limit_rate;
+	int n_readers;
+	int n_hashers;
+	char *device_class;
+	gboolean is_keep_cache;
+	gboolean is_json;
+	gboolean is_quiet;
+	gboolean is_verbose;
+	gboolean is_progress;
+	gboolean is_no_progress;
+	gboolean is_no_wait;
+} PixRunOptions;
+
+/* Adds --db, --max-memory, --read-size, --readers, --device-class,
+ * --hashers, --limit-rate, --keep-cache, --json, -q, -v, --progress,
+ * --no-progress and --no-wait to `ctx`, parsed into `o`. */
+void pix_run_options_add(GOptionContext *ctx, PixRunOptions *o);
+void pix_run_options_clear(PixRunOptions *o);
+
+/* Checks the options of command `cmd` and fills cfg->read, n_hashers,
+ * device_class (forced, or PIX_DEVICE_UNKNOWN), batches and is_progress.
+ * Returns PIX_EXIT_OK, or PIX_EXIT_USAGE after saying why. */
+int pix_run_configure(const char *cmd, const PixRunOptions *o, PixPipelineConfig *cfg);
+
+/*
+ * The canonical paths (symlinks resolved) of `paths`, those below another
+ * one dropped (its walk covers them).  `is_dirs_only` refuses files.
+ * Problems are warned about as "cannot VERB 'path': why"; *n_bad counts
+ * them.  (transfer full, NULL-terminated)
+ */
+char **pix_run_canonical_paths(char **paths, const char *verb, gboolean is_dirs_only, guint *n_bad);
+
+/*
+ * The device class that orders the reads: `forced`, or the paths'
+ * (a rotating disk among them makes the whole run gentle with it).  Each
+ * path's device and class go to `devices` as JSON objects.
+ */
+PixDeviceClass pix_run_device_class(char **paths, PixDeviceClass forced, GString *devices);
+
+/*
+ * The exit status of a run, and the state recorded for it: PIX_EXIT_FATAL
+ * ('failed') when the catalog failed, else PIX_EXIT_INTERRUPTED
+ * ('interrupted') after a signal, else PIX_EXIT_PARTIAL when any warning
+ * was printed or `n_bad` > 0, else PIX_EXIT_OK ('done').
+ */
+int pix_run_status(gboolean is_ok, gboolean is_interrupted, guint n_bad, const char **state);
+
+#endif
