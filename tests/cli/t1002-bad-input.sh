@@ -189,6 +189,19 @@ test_expect_success 'a file that grows while read is read again: the MD5 is of t
 	test "$(sqlite3 grow.db "select size from file_info")" = "$(stat -c %s grow/g.bin)"
 '
 
+test_expect_success 'a file that keeps changing while read: an error, no MD5, named; read again next scan' '
+	mkdir -p busy && dd if=/dev/urandom of=busy/b.bin bs=1k count=600 2>/dev/null && age busy
+	( i=0; while [ $i -lt 60 ] && [ ! -e busy.done ]; do echo x >>busy/b.bin; sleep 0.1; i=$((i + 1)); done ) &
+	writer=$!
+	( set +e; px scan --db busy.db -q --readers 1 --read-size 64K --limit-rate 1M busy 2>err; echo $? >rc ) &&
+	touch busy.done && wait $writer &&
+	test "$(cat rc)" = 1 &&
+	grep -q "b.bin.*changed while being read (3 tries)" err &&
+	test "$(sqlite3 busy.db "select state || \"|\" || coalesce(md5, \"null\") from file_info")" = "error|null" &&
+	age busy && px scan --db busy.db -q busy &&
+	test "$(sqlite3 busy.db "select state || md5 from file_info")" = "ok$(md5sum <busy/b.bin | cut -c1-32)"
+'
+
 test_expect_success 'the catalogs stay sound' '
 	test "$(q "pragma integrity_check")" = ok &&
 	test "$(sqlite3 names.db "pragma integrity_check")" = ok

@@ -1121,6 +1121,68 @@ static void test_scan_runs(void)
 	assert_integrity(path);
 }
 
+/* --quick: a directory is known when its stat is as listed, its mtime
+ * older than the listing by two seconds, and no file in it wants a read. */
+static void test_dir_is_known(void)
+{
+	g_autofree char *path = new_catalog_path();
+	PixStore *w = open_ok(path, PIX_STORE_WRITE);
+	PixStore *r = open_ok(path, PIX_STORE_READ);
+	g_autoptr(PixDir) top = fake_dir("/pix/quick", NULL, 900);
+	g_autoptr(PixDir) sub = fake_dir("/pix/quick/sub", top, 901);
+	g_autoptr(PixDir) fresh = fake_dir("/pix/quick/fresh", top, 902);
+	GError *error = NULL;
+	GPtrArray *names = NULL;
+	gint64 n_files = -1;
+	gboolean is_known = FALSE;
+
+	fresh->st.mtime_ns = g_get_real_time() * 1000;
+	put_dir(w, top);
+	put_dir(w, sub);
+	put_dir(w, fresh);
+	put_ok(w, new_file(top, "a.jpg", 1, 1, MD5_A));
+	put_ok(w, new_file(top, "b.jpg", 2, 1, MD5_A));
+	put_ok(w, new_file(sub, "c.jpg", 3, 1, MD5_A));
+	PixItem *racy = new_file(sub, "racy.jpg", 4, 1, MD5_A);
+	racy->is_racy = TRUE;
+	put_ok(w, racy);
+	commit_ok(w);
+
+	g_assert_true(pix_store_dir_is_known(r, top, &is_known, &names, &n_files, &error));
+	g_assert_no_error(error);
+	g_assert_true(is_known);
+	g_assert_cmpint(n_files, ==, 2);
+	g_assert_cmpuint(names->len, ==, 2);
+	g_ptr_array_sort(names, compare_str_ptrs);
+	g_assert_cmpstr(g_ptr_array_index(names, 0), ==, "fresh");
+	g_assert_cmpstr(g_ptr_array_index(names, 1), ==, "sub");
+	g_ptr_array_unref(names);
+
+	/* a file flagged for a recheck makes its directory be listed */
+	g_assert_true(pix_store_dir_is_known(r, sub, &is_known, &names, &n_files, &error));
+	g_assert_false(is_known);
+	g_assert_null(names);
+	/* so does an mtime within two seconds of the listing */
+	g_assert_true(pix_store_dir_is_known(r, fresh, &is_known, &names, &n_files, &error));
+	g_assert_false(is_known);
+	/* and any difference in mtime, ctime, inode */
+	top->st.ctime_ns++;
+	g_assert_true(pix_store_dir_is_known(r, top, &is_known, &names, &n_files, &error));
+	g_assert_false(is_known);
+	top->st.ctime_ns--;
+	top->st.ino++;
+	g_assert_true(pix_store_dir_is_known(r, top, &is_known, &names, &n_files, &error));
+	g_assert_false(is_known);
+	top->st.ino--;
+	/* a directory the catalog does not know */
+	g_autoptr(PixDir) other = fake_dir("/pix/elsewhere", NULL, 903);
+	g_assert_true(pix_store_dir_is_known(r, other, &is_known, &names, &n_files, &error));
+	g_assert_false(is_known);
+	g_assert_no_error(error);
+	pix_store_free(w);
+	pix_store_free(r);
+}
+
 int main(int argc, char **argv)
 {
 	pix_test_init(&argc, &argv);
@@ -1139,6 +1201,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/store/change-log", test_change_log);
 	g_test_add_func("/store/recheck-and-restore", test_recheck_and_restore);
 	g_test_add_func("/store/uncommitted-batch-invisible", test_uncommitted_batch_invisible);
+	g_test_add_func("/store/dir-is-known", test_dir_is_known);
 	g_test_add_func("/store/failed-put-rolls-back-batch", test_failed_put_rolls_back_batch);
 	g_test_add_func("/store/consume-all-items", test_consume_all_items);
 	g_test_add_func("/store/consume-commits-by-time", test_consume_commits_by_time);

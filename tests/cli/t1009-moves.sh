@@ -1,0 +1,94 @@
+#!/bin/sh
+# Moves and copies: a folder renamed or moved within the file system keeps
+# every record without a byte read; a file moved to another file system is
+# recognised by its MD5 and keeps its record; a copy is a file of its own;
+# a file that vanished from an unmounted disk is not taken for a move.
+# The second file system is a tmpfs mounted here (root only).
+. "$(dirname "$0")/lib.sh"
+
+test_expect_success 'setup: a library scanned once' '
+	mkdir -p lib/2023/party lib/2023/trip &&
+	for i in 1 2 3; do mkfix jpeg lib/2023/party/p$i.jpg --seed $i --make Canon --date "2023:06:0$i 20:00:00"; done &&
+	for i in 1 2; do head -c 20000 /dev/urandom >lib/2023/trip/t$i.raw; done &&
+	age lib && px scan --db "$DB" -q lib &&
+	test "$(q "select count(*) from files where state = '\''ok'\''")" = 5
+'
+
+test_expect_success 'a folder renamed: every record kept, a moved entry each, no byte read' '
+	ids=$(q "select group_concat(id) from (select id from file_info where dir like \"%/party\" order by id)") &&
+	seq0=$(q "select max(seq) from changes") &&
+	mv lib/2023/party lib/2023/birthday &&
+	px scan --db "$DB" --json lib >s.json &&
+	test "$(jq -c "[.moved, .new, .missing, .bytes_read]" s.json)" = "[3,0,0,0]" &&
+	test "$(q "select group_concat(id) from (select id from file_info where dir like \"%/birthday\" order by id)")" = "$ids" &&
+	test "$(q "select count(*) from changes where seq > $seq0 and kind = '\''moved'\'' and old_path like \"%/party/p%\" and new_path like \"%/birthday/p%\"")" = 3 &&
+	test "$(q "select count(*) from file_info where make = '\''Canon'\'' and dir like \"%/birthday\"")" = 3
+'
+
+test_expect_success 'a copy is a file of its own that shares the hash' '
+	cp lib/2023/trip/t1.raw lib/2023/trip/t1-copy.raw && age lib/2023/trip/t1-copy.raw &&
+	px scan --db "$DB" --json lib >s.json &&
+	test "$(jq -c "[.new, .moved]" s.json)" = "[1,0]" &&
+	test "$(q "select count(distinct id) || \"/\" || count(distinct md5) from file_info where name like \"t1%.raw\"")" = 2/1
+'
+
+if [ "$(id -u)" != 0 ] || ! mkdir other || ! mount -t tmpfs -o size=8m photoidx-test other 2>/dev/null; then
+	test_skip 'a file moved to another file system keeps its record (by MD5)' 'needs root to mount a tmpfs'
+	test_done
+fi
+trap 'umount "$TRASH/other" 2>/dev/null; cleanup' EXIT
+
+test_expect_success 'a file moved to another file system keeps its record (by MD5), read once' '
+	id=$(q "select id from file_info where name = \"p2.jpg\"") &&
+	size=$(stat -c %s lib/2023/birthday/p2.jpg) &&
+	mv lib/2023/birthday/p2.jpg other/p2.jpg &&
+	px scan --db "$DB" --json lib other >s.json &&
+	test "$(jq -c "[.moved, .new, .missing, .bytes_read]" s.json)" = "[1,0,0,$size]" &&
+	test "$(q "select id || state from file_info where path = \"$TRASH/other/p2.jpg\"")" = "${id}ok" &&
+	test "$(q "select dev from files where id = $id")" = "$(stat -c %d other/p2.jpg)" &&
+	test "$(q "select kind || old_path from changes where file_id = $id order by seq desc limit 1")" = "moved$TRASH/lib/2023/birthday/p2.jpg" &&
+	test "$(q "select make from file_info where id = $id")" = Canon
+'
+
+test_expect_success 'moved back the other way, in separate scans: missing first, then moved' '
+	id=$(q "select id from file_info where name = \"p2.jpg\"") &&
+	echo stays >other/stays.txt && age other/stays.txt &&
+	mv other/p2.jpg lib/p2.jpg &&
+	px scan --db "$DB" --json other >s.json && test "$(jq .missing s.json)" = 1 &&
+	px scan --db "$DB" --json lib >s.json && test "$(jq -c "[.moved, .new]" s.json)" = "[1,0]" &&
+	test "$(q "select id || state from file_info where path = \"$TRASH/lib/p2.jpg\"")" = "${id}ok" &&
+	test "$(q "select group_concat(kind) from (select kind from changes where file_id = $id order by seq)")" = added,moved,moved,missing,moved &&
+	test "$(jq .missing s.json)" = 0
+'
+
+test_expect_success 'two copies appear where one file went: one takes the record, one is new' '
+	id=$(q "select id from file_info where name = \"t2.raw\"") &&
+	cp lib/2023/trip/t2.raw other/t2-a.raw && cp lib/2023/trip/t2.raw other/t2-b.raw && rm lib/2023/trip/t2.raw &&
+	px scan --db "$DB" --json lib other >s.json &&
+	test "$(jq -c "[.moved, .new, .missing]" s.json)" = "[1,1,0]" &&
+	test "$(q "select count(*) from file_info where name like \"t2-%\" and id = $id")" = 1 &&
+	test "$(q "select count(*) from file_info where name like \"t2%\" and state = '\''ok'\''")" = 2
+'
+
+test_expect_success 'files of an unmounted disk are not taken for moved when copies turn up elsewhere' '
+	cp -p other/t2-a.raw other/keep.raw && px scan --db "$DB" -q other &&
+	id=$(q "select id from file_info where name = \"keep.raw\"") &&
+	mkdir -p lib/imported && cp other/keep.raw lib/imported/keep.raw && age lib/imported &&
+	umount other &&
+	px scan --db "$DB" --json lib >s.json &&
+	test "$(jq -c "[.moved, .new]" s.json)" = "[0,1]" &&
+	test "$(q "select path from file_info where id = $id")" = "$TRASH/other/keep.raw"
+'
+
+test_expect_success 'empty files are never paired by content' '
+	: >lib/empty1 && age lib/empty1 && px scan --db "$DB" -q lib &&
+	rm lib/empty1 && : >lib/2023/empty2 && age lib/2023/empty2 &&
+	px scan --db "$DB" --json lib >s.json &&
+	test "$(jq -c "[.moved, .new, .missing]" s.json)" = "[0,1,1]"
+'
+
+test_expect_success 'the catalog stays sound' '
+	test "$(q "pragma integrity_check")" = ok
+'
+
+test_done
