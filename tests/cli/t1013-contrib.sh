@@ -1,0 +1,66 @@
+#!/bin/sh
+# contrib/: the crontab line and the systemd units run what they say, with
+# the README's install path (/usr/local/bin) pointed at this build, on a
+# library in $HOME/Pictures and the default catalog.
+. "$(dirname "$0")/lib.sh"
+
+CRON="$REPO/contrib/photoidx.cron"
+UNITS="$REPO/contrib/systemd"
+
+test_expect_success 'setup: a library where the units expect it' '
+	mkdir -p home/Pictures/2024 &&
+	for i in 1 2 3; do mkfix jpeg home/Pictures/2024/img$i.jpg --seed $i; done &&
+	age home/Pictures
+'
+
+# runs a command line the way cron or systemd would: HOME set, no
+# XDG_DATA_HOME, the installed binary being this build
+run_installed() {
+	env -u XDG_DATA_HOME HOME="$TRASH/home" sh -c "$(echo "$1" | sed "s|/usr/local/bin/photoidx|$PHOTOIDX|g")"
+}
+
+test_expect_success 'the crontab line scans, then verifies, into the default catalog' '
+	line=$(grep -v "^#" "$CRON" | grep -v "^[[:space:]]*$") &&
+	test "$(echo "$line" | wc -l)" = 1 &&
+	echo "$line" | grep -q "/usr/local/bin/photoidx scan" &&
+	cmd=$(echo "$line" | awk "{ for (i = 6; i <= NF; i++) printf \"%s \", \$i }") &&
+	run_installed "$cmd" &&
+	db="$TRASH/home/.local/share/photoidx/catalog.db" &&
+	test "$(sqlite3 "$db" "select group_concat(command || state) from scans")" = scandone,verifydone &&
+	test "$(sqlite3 "$db" "select count(*) from files where verify_state = '\''ok'\''")" = 3
+'
+
+test_expect_success 'the systemd units: what the timer starts runs scan, then verify' '
+	grep -q "^Unit=photoidx-verify.service" "$UNITS/photoidx-nightly.timer" &&
+	grep -q "^After=photoidx-scan.service" "$UNITS/photoidx-verify.service" &&
+	grep -q "^Wants=photoidx-scan.service" "$UNITS/photoidx-verify.service" &&
+	rm -rf home/.local &&
+	for u in photoidx-scan photoidx-verify; do
+		f="$UNITS/$u.service" &&
+		envs=$(sed -n "s/^Environment=//p" "$f" | sed "s|%h|$TRASH/home|g") &&
+		exec=$(sed -n "s/^ExecStart=//p" "$f") &&
+		run_installed "$envs; $exec" || exit 1
+	done &&
+	db="$TRASH/home/.local/share/photoidx/catalog.db" &&
+	test "$(sqlite3 "$db" "select group_concat(command || state) from scans")" = scandone,verifydone
+'
+
+if command -v systemd-analyze >/dev/null; then
+	test_expect_success 'systemd-analyze verify accepts the units' '
+		mkdir -p units rt &&
+		for f in "$UNITS"/*; do sed "s|/usr/local/bin/photoidx|$PHOTOIDX|" "$f" >units/$(basename "$f"); done &&
+		XDG_RUNTIME_DIR="$TRASH/rt" systemd-analyze verify --man=no units/photoidx-scan.service \
+			units/photoidx-verify.service units/photoidx-nightly.timer 2>err &&
+		! grep -v "^$" err
+	'
+else
+	test_skip 'systemd-analyze verify accepts the units' 'systemd-analyze is not installed'
+fi
+
+test_expect_success 'the README and the man page point at contrib/' '
+	grep -q "contrib/photoidx.cron" "$REPO/README.md" &&
+	grep -q "contrib/systemd" "$REPO/README.md" &&
+	grep -q "/usr/local" "$REPO/README.md"
+'
+
+test_done
