@@ -1244,7 +1244,7 @@ static gboolean batch_put(PixStore *s, Batch *b, PixItem *item, GError **error)
  * turns up elsewhere (recognised by its MD5) then takes its row over as a
  * move, and its old path is not reported missing.  Bounded: beyond this
  * many, they are stored as they come. */
-#define MAX_DEFERRED_MISSING 100000
+#define MAX_DEFERRED_MISSING 20000
 
 gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 batch_us, GError **error)
 {
