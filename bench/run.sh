@@ -2,14 +2,18 @@
 # make bench: photoidx against its peers and against the machine's limits,
 # measured in one run on corpora generated here (never committed).
 #
-# Corpora (in $BENCH_DIR, default /var/tmp/photoidx-bench, kept between runs):
+# Corpora (in $BENCH_DIR, default /var/tmp/photoidx-bench, kept between runs
+# and generated again when their parameters or layout change):
 #   card  a camera card: BENCH_CARD_FILES (1000) JPEGs of BENCH_CARD_BYTES
 #         (5,000,000) with real EXIF, in DCIM/100CANON
 #   seq   an image sequence: BENCH_SEQ_FILES (150000) JPEGs of about
 #         BENCH_SEQ_BYTES (16384)
 #   big   one file of BENCH_BIG_BYTES (5,000,000,000)
 #   lib   a photo library: BENCH_LIB_FILES (500000) JPEGs of about
-#         BENCH_LIB_BYTES (8192) in year/event folders of 300 to 10,000
+#         BENCH_LIB_BYTES (8192) as cameras leave them, nested by year and
+#         event: lib/2019/0042-event/142NIKON/DSC_00001.JPG, one to three
+#         camera folders (of different cameras) per event, each of 300 to
+#         10,000 files
 # Set BENCH_CORPORA="card seq big lib" to choose, BENCH_RUNS (3) for the
 # number of timed runs per figure (the median is reported).
 #
@@ -21,14 +25,31 @@
 #   exiftool    exiftool -r -fast2 -json   (card only: metadata, no hash)
 #   read limit  every file read by 16 parallel `cat`s in inode order
 #   MD5 limit   the corpus's bytes at `openssl speed -evp md5` (one core)
-# and the rescan of an unchanged library against `find -printf` of its stat
-# fields.  Peak RSS is the largest process's (GNU time %M).  photoidx's own
-# --json gives the processor time of its metadata reading, compared with
-# exiftool's wall time on the card.
+# Peak RSS is the largest process's (GNU time %M).  photoidx's own --json
+# gives the processor time of its metadata reading, compared with exiftool's
+# wall time on the card.
+#
+# The library (warm only) is also the catalog test, against the targets of
+# a 500,000-file import and of its rescans:
+#   import      one more import with --json (new catalog): `new` must equal
+#               the number of files (the import is complete), and its
+#               `write_rates` give the catalog writes per 100,000 file rows
+#               of catalog size, in items per second of the writer's busy
+#               time and of wall time; the last bucket (400k-500k) must be
+#               no slower than the first (0-100k).  Peak RSS under 100 MB.
+#   rescan      `photoidx scan` of the unchanged library, timed against
+#               `find ROOT -printf '%s %T@ %C@ %i\n'` (the same stat fields;
+#               at most 1.5x), with the bytes of file data it read (one run
+#               with --json: must be 0) and its peak RSS
+#   --quick     `photoidx scan --quick` of the unchanged library (unchanged
+#               directories are not listed again): faster than that find
 #
 # Output: a Markdown table on stdout, also written to doc/bench.md and into
 # README.md between the <!-- bench --> markers, and a chart, doc/bench.png
-# (gnuplot).
+# (gnuplot).  BENCH_NO_PUBLISH=1 prints the report (and keeps it in
+# $BENCH_DIR/report.md) without touching README.md, doc/bench.md or
+# doc/bench.png, so that a partial run does not replace the published
+# figures.
 set -eu
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,19 +65,24 @@ LIB_FILES=${BENCH_LIB_FILES:-500000}
 LIB_BYTES=${BENCH_LIB_BYTES:-8192}
 CORPORA=${BENCH_CORPORA:-card seq big lib}
 RUNS=${BENCH_RUNS:-3}
+NO_PUBLISH=${BENCH_NO_PUBLISH:-0}
 NPROC=$(nproc)
 TIME=/usr/bin/time
 
 for tool in "$TIME" md5sum hashdeep exiftool openssl gnuplot jq; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool missing: run sh contrib/debian-deps.sh bench" >&2; exit 1; }
 done
-[ -x "$PHOTOIDX" ] && [ -x "$MKFIXTURE" ] || { echo "bench: build first (make bench)" >&2; exit 1; }
+if [ ! -x "$PHOTOIDX" ] || [ ! -x "$MKFIXTURE" ]; then
+	echo "bench: build first (make bench)" >&2
+	exit 1
+fi
 can_drop=0
 if [ "$(id -u)" = 0 ] && [ -w /proc/sys/vm/drop_caches ]; then can_drop=1; fi
 
 mkdir -p "$BENCH_DIR"
 RESULTS="$BENCH_DIR/results.txt"
 : >"$RESULTS"
+rm -f "$BENCH_DIR/lib-import.json" "$BENCH_DIR/lib-rescan.json" "$BENCH_DIR/lib-quick.json" "$BENCH_DIR/lib.files"
 log() { echo "bench: $*" >&2; }
 
 # --- corpora ----------------------------------------------------------------
@@ -100,20 +126,38 @@ gen_seq() {
 	done
 }
 
-# Folders of 300 to 10,000 files (sizes from a fixed sequence), nested
-# by year, until LIB_FILES files.
+# A library as cameras leave it: YEAR/NNNN-event/ folders, each with one
+# camera folder (two in one event of four, three in one of nine, from
+# different cameras) of 300 to 10,000 files (sizes from a fixed sequence),
+# until LIB_FILES files.  The layout is part of the corpus's parameters.
+LIB_LAYOUT="year/event/camera folders"
 gen_lib() {
-	n=0 k=0
+	n=0 k=0 j=0
 	while [ $n -lt "$LIB_FILES" ]; do
-		size=$(( 300 + (k * 7919 % 97) * (k * 104729 % 103) ))
-		[ $size -gt 10000 ] && size=$(( 300 + size % 9700 ))
-		[ $((n + size)) -gt "$LIB_FILES" ] && size=$((LIB_FILES - n))
 		year=$((2004 + k % 21))
-		d="$BENCH_DIR/lib/$year/$(printf '%04d' $k)-event"
-		mkdir -p "$d"
-		"$MKFIXTURE" jpeg "$d/IMG_%05d.jpg" --count "$size" --size "$LIB_BYTES" --width 128 --height 96 \
-			--make Nikon --model "D750" --date "$year:05:01 10:00:00"
-		n=$((n + size))
+		event="$BENCH_DIR/lib/$year/$(printf '%04d' $k)-event"
+		ncam=1
+		[ $((k % 4)) = 1 ] && ncam=2
+		[ $((k % 9)) = 4 ] && ncam=3
+		c=0
+		while [ $c -lt $ncam ] && [ $n -lt "$LIB_FILES" ]; do
+			size=$(( 300 + (j * 7919 % 97) * (j * 104729 % 103) ))
+			[ $size -gt 10000 ] && size=$(( 300 + size % 9700 ))
+			[ $((n + size)) -gt "$LIB_FILES" ] && size=$((LIB_FILES - n))
+			case $(( (k + c) % 4 )) in
+			0) make=NIKON model="NIKON D750" folder=NIKON name=DSC_%05d.JPG ;;
+			1) make=Canon model="Canon EOS R6" folder=CANON name=IMG_%05d.JPG ;;
+			2) make=SONY model=ILCE-7M3 folder=MSDCF name=DSC%05d.JPG ;;
+			*) make=FUJIFILM model=X-T3 folder=_FUJI name=DSCF%05d.JPG ;;
+			esac
+			d="$event/$((100 + (k + c) % 900))$folder"
+			mkdir -p "$d"
+			"$MKFIXTURE" jpeg "$d/$name" --count "$size" --size "$LIB_BYTES" --width 128 --height 96 \
+				--make "$make" --model "$model" --date "$year:$(printf '%02d' $((1 + k % 12))):$(printf '%02d' $((1 + c * 9))) 10:00:00"
+			n=$((n + size))
+			j=$((j + 1))
+			c=$((c + 1))
+		done
 		k=$((k + 1))
 	done
 }
@@ -191,9 +235,22 @@ run_corpus() {
 		echo "card warm photoidx_scan $(jq .scan_seconds "$BENCH_DIR/card.json") 0" >>"$RESULTS"
 	fi
 	if [ "$c" = lib ]; then
+		find "$dir" -type f | wc -l >"$BENCH_DIR/lib.files"
+		# one more import, with --json: complete? and the catalog's write
+		# rates by its size; its catalog is the one rescanned below
+		warm "$dir"
 		rm -f "$db"*
-		"$PHOTOIDX" scan --db "$db" -q "$dir"
+		log "lib warm import --json"
+		"$PHOTOIDX" scan --db "$db" -q --keep-cache --json "$dir" >"$BENCH_DIR/lib-import.json" ||
+			log "photoidx scan --json failed on lib (exit $?)"
+		log "lib: $(jq .new "$BENCH_DIR/lib-import.json") new of $(cat "$BENCH_DIR/lib.files") files"
+		# an unchanged rescan reads no file data
+		"$PHOTOIDX" scan --db "$db" -q --json "$dir" >"$BENCH_DIR/lib-rescan.json" ||
+			log "photoidx rescan --json failed on lib (exit $?)"
+		"$PHOTOIDX" scan --db "$db" -q --quick --json "$dir" >"$BENCH_DIR/lib-quick.json" ||
+			log "photoidx scan --quick --json failed on lib (exit $?)"
 		measure "$c" warm photoidx_rescan "'$PHOTOIDX' scan --db '$db' -q '$dir'"
+		measure "$c" warm photoidx_quick "'$PHOTOIDX' scan --db '$db' -q --quick '$dir'"
 		measure "$c" warm find_stat "find '$dir' -printf '%s %T@ %C@ %i\n'"
 	fi
 	rm -f "$db"*
@@ -206,7 +263,7 @@ for c in $CORPORA; do
 	card) make_corpus card "$CARD_FILES x $CARD_BYTES" gen_card ;;
 	seq) make_corpus seq "$SEQ_FILES x $SEQ_BYTES" gen_seq ;;
 	big) make_corpus big "$BIG_BYTES" gen_big ;;
-	lib) make_corpus lib "$LIB_FILES x $LIB_BYTES" gen_lib ;;
+	lib) make_corpus lib "$LIB_FILES x $LIB_BYTES in $LIB_LAYOUT" gen_lib ;;
 	*) echo "bench: unknown corpus $c" >&2; exit 64 ;;
 	esac
 done
@@ -246,13 +303,59 @@ report() {
 				}' "$RESULTS"
 		done
 	done
-	awk '$3 == "photoidx_rescan" { p = $4; r = $5 } $3 == "find_stat" { f = $4 }
-		END { if (p != "") printf "\nUnchanged rescan of the library: photoidx %.2f s, `find -printf` of the same stat fields %.2f s (%.2fx), peak RSS %.0f MB.\n", p, f, (f > 0 ? p / f : 0), r / 1024 }' "$RESULTS"
+	if [ -f "$BENCH_DIR/lib-import.json" ]; then lib_report; fi
 	awk '$1 == "card" && $2 == "warm" && $3 == "photoidx_meta" { m = $4 } $1 == "card" && $2 == "warm" && $3 == "photoidx_scan" { s = $4 }
 		$1 == "card" && $2 == "warm" && $3 == "exiftool" { e = $4 }
 		END { if (m != "" && m > 0) printf "\nMetadata of the card: exiftool -fast2 %.2f s; photoidx spends %.3f s of processor time reading headers and EXIF (%.0fx faster) and %.2f s checking that each image reaches its end marker (a damage check exiftool does not make).\n", e, m, e / m, s }' "$RESULTS"
 	echo
 	echo "![make bench](bench.png)"
+}
+
+# The library's import (completeness, RSS, write rates by catalog size) and
+# its unchanged rescans against find.
+lib_report() {
+	files=$(cat "$BENCH_DIR/lib.files")
+	new=$(jq .new "$BENCH_DIR/lib-import.json")
+	: "${new:=unknown}"
+	complete="complete"
+	[ "$new" = "$files" ] || complete="INCOMPLETE"
+	echo
+	awk -v files="$files" -v new="$new" -v complete="$complete" '
+		$1 == "lib" && $2 == "warm" && $3 == "photoidx" { t = $4; r = $5 }
+		END {
+			printf "Import of the library (%d files in year/event/camera folders), warm: %.2f s (%.0f files/s), peak RSS %.0f MB (target: under 100 MB); `new` = %s of %d files: %s.\n",
+				files, t, (t > 0 ? files / t : 0), r / 1024, new, files, complete
+		}' "$RESULTS"
+	echo
+	echo "Catalog writes by catalog size (import with --json; items per second of the writer thread's busy time and of wall time):"
+	echo
+	echo "| catalog file rows | items | writer busy s | items/s (busy) | items/s (wall) |"
+	echo "| --- | ---: | ---: | ---: | ---: |"
+	jq -r '.write_rates[] | "\(.catalog_rows) \(.items) \(.busy_seconds) \(.items_per_s) \(.wall_items_per_s)"' \
+		"$BENCH_DIR/lib-import.json" | awk '
+		{
+			printf "| %dk-%dk | %d | %.2f | %.0f | %.0f |\n", $1 / 1000, ($1 + 100000) / 1000, $2, $3, $4, $5
+			if (NR == 1) { fb = $4; fw = $5; fl = $1 }
+			lb = $4; lw = $5; ll = $1; n = NR
+		}
+		END {
+			if (n > 1 && fb > 0 && fw > 0)
+				printf "\nLast bucket (%dk-%dk) over first (%dk-%dk): %.2fx (busy), %.2fx (wall); target: no slower (1x or more).\n",
+					ll / 1000, (ll + 100000) / 1000, fl / 1000, (fl + 100000) / 1000, lb / fb, lw / fw
+		}'
+	rescan_read=$(jq .bytes_read "$BENCH_DIR/lib-rescan.json")
+	quick_read=$(jq .bytes_read "$BENCH_DIR/lib-quick.json")
+	: "${rescan_read:=unknown}" "${quick_read:=unknown}"
+	awk -v rb="$rescan_read" -v qb="$quick_read" '
+		$1 == "lib" && $3 == "photoidx_rescan" { p = $4; pr = $5 }
+		$1 == "lib" && $3 == "photoidx_quick" { q = $4; qr = $5 }
+		$1 == "lib" && $3 == "find_stat" { f = $4 }
+		function ratio(a, b) { return b > 0 ? sprintf("%.2fx", a / b) : "-" }
+		END {
+			if (p == "") exit
+			printf "\nUnchanged rescan of the library, warm: `find -printf` of the same stat fields %.2f s; photoidx %.2f s (%s, target: 1.5x at most), peak RSS %.0f MB, %s bytes of file data read (target: 0); `scan --quick` %.2f s (%s, target: below 1x), peak RSS %.0f MB, %s bytes read.\n",
+				f, p, ratio(p, f), pr / 1024, rb, q, ratio(q, f), qr / 1024, qb
+		}' "$RESULTS"
 }
 
 # A bar chart of the seconds of each tool, per corpus and cache state.
@@ -285,6 +388,10 @@ chart() {
 }
 report >"$BENCH_DIR/report.md"
 cat "$BENCH_DIR/report.md"
+if [ "$NO_PUBLISH" = 1 ]; then
+	log "BENCH_NO_PUBLISH=1: README.md, doc/bench.md and doc/bench.png left as they were"
+	exit 0
+fi
 chart && cp "$BENCH_DIR/bench.png" "$REPO/doc/bench.png"
 cp "$BENCH_DIR/report.md" "$REPO/doc/bench.md.tmp" && mv "$REPO/doc/bench.md.tmp" "$REPO/doc/bench.md"
 awk -v report="$BENCH_DIR/report.md" '

@@ -122,7 +122,7 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_FILES_BY_MD5] =
 		"SELECT f.id, f.name, f.dev, f.ino, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.state,"
 		" f.md5, f.recheck, d.path FROM files f JOIN dirs d ON d.id = f.dir_id"
-		" WHERE f.md5 = ?1 AND f.size = ?2"
+		" WHERE f.md5 = ?1 AND f.size = ?2 AND f.id <= ?4"
 		" ORDER BY f.name = ?3 DESC, f.state = 'missing' DESC, f.id",
 	[ST_META_REPLACE] =
 		"INSERT OR REPLACE INTO meta (file_id, date_taken, date_tz, date_source, make, model, lens,"
@@ -166,6 +166,7 @@ struct PixStore {
 	char **roots;           /* its roots (owned); NULL for a verify */
 	gboolean is_verify;     /* the run is a `photoidx verify` */
 	gint64 catalog_rows;    /* file rows in the catalog (highest id), as committed */
+	gint64 rows_before_run; /* the highest file row id when the run began */
 	GArray *rates;          /* PixWriteRate, by catalog_rows bucket */
 	gint64 now_s;           /* timestamp of the current batch */
 	gint64 counts[PIX_N_COUNTERS]; /* counted in the open batch, published
@@ -679,7 +680,7 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 		sqlite_error(error, s, rc, "cannot record the scan");
 		goto fail;
 	}
-	s->catalog_rows = sqlite3_column_int64(rows, 0);
+	s->catalog_rows = s->rows_before_run = sqlite3_column_int64(rows, 0);
 	if (s->rates != NULL)
 		g_array_set_size(s->rates, 0);
 	g_strfreev(s->roots);
@@ -908,8 +909,10 @@ static GPtrArray *collect_file_rows(PixStore *s, sqlite3_stmt *st, gboolean has_
  */
 static PixFileRow *find_moved_by_md5(PixStore *s, const PixItem *item, GError **error)
 {
-	/* empty files all share one MD5: content says nothing about them */
-	if (!item->has_md5 || item->st.size_bytes == 0)
+	/* empty files all share one MD5: content says nothing about them.
+	 * Only rows from before this run can have moved here (a first import
+	 * into an empty catalog asks nothing). */
+	if (!item->has_md5 || item->st.size_bytes == 0 || s->rows_before_run == 0)
 		return NULL;
 	sqlite3_stmt *st = stmt(s, ST_FILES_BY_MD5, error);
 	if (st == NULL)
@@ -917,6 +920,7 @@ static PixFileRow *find_moved_by_md5(PixStore *s, const PixItem *item, GError **
 	sqlite3_bind_blob(st, 1, item->md5, 16, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, item->st.size_bytes);
 	bind_path(st, 3, item->name);
+	sqlite3_bind_int64(st, 4, s->rows_before_run);
 	g_autoptr(GPtrArray) rows = collect_file_rows(s, st, TRUE, error);
 	sqlite3_reset(st);
 	/* a new hard link of a file still at its path is that file's second
