@@ -1,5 +1,6 @@
 -- photoidx catalog, schema version 2: `photoidx verify` results on files,
--- an index for `scan --quick`, and the verify columns in `file_info`.
+-- what `scan --quick` and moves across file systems need on directories,
+-- and the verify columns in `file_info`.
 --
 -- Applied in one transaction after 0001.  Never edit once released.
 
@@ -16,6 +17,17 @@ ALTER TABLE files ADD COLUMN verify_state TEXT
     -- 'unreadable': reading it failed (verify_error says why)
 ALTER TABLE files ADD COLUMN verify_md5 BLOB;   -- 'mismatch': the MD5 verify found
 ALTER TABLE files ADD COLUMN verify_error TEXT; -- 'unreadable': the error
+
+-- The run that last listed the directory completely: `scan --quick`
+-- trusts a directory's recorded times only when that run finished
+-- (state 'done'), and only when the directory's mtime is older than that
+-- run's start by two seconds.
+ALTER TABLE dirs ADD COLUMN listed_scan_id INTEGER REFERENCES scans(id);
+-- statfs f_fsid of the directory's file system when listed (a 64-bit
+-- integer; NULL if unknown).  With st_dev, it tells a disk that is still
+-- mounted from another disk mounted at the same place with the same
+-- device number (removable disks reuse them).
+ALTER TABLE dirs ADD COLUMN fsid INTEGER;
 
 -- `scan --quick` descends into the known subdirectories of a directory
 -- it does not list again.

@@ -60,6 +60,8 @@ typedef struct PixDir {
 	gint64 id;          /* catalog row id, 0 until known */
 	struct PixDir *parent; /* the directory above, NULL for a scan root (ref) */
 	PixStat st;
+	guint64 fsid;       /* statfs f_fsid of its file system, 0 if unknown */
+	gboolean is_unlisted; /* --quick: not listed, the catalog's record kept */
 	char *error;        /* why the directory could not be listed, or NULL (owned) */
 } PixDir;
 

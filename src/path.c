@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -135,13 +136,31 @@ gboolean pix_path_is_gone(const char *dir_path, const char *name)
 	return S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode);
 }
 
-gboolean pix_path_ancestor_on(const char *path, guint64 dev)
+guint64 pix_fsid_from(const struct statfs *sf)
+{
+	guint32 v[2];
+	G_STATIC_ASSERT(sizeof v == sizeof sf->f_fsid);
+	memcpy(v, &sf->f_fsid, sizeof v);
+	return ((guint64)v[0] << 32) | v[1];
+}
+
+gboolean pix_path_ancestor_on(const char *path, guint64 dev, guint64 fsid)
 {
 	g_autofree char *dir = g_path_get_dirname(path);
 	for (int depth = 0; depth < 4096; depth++) {
 		struct stat st;
-		if (pix_path_lstat(dir, &st) == 0)
-			return S_ISDIR(st.st_mode) && (guint64)st.st_dev == dev;
+		if (pix_path_lstat(dir, &st) == 0) {
+			if (!S_ISDIR(st.st_mode) || (guint64)st.st_dev != dev)
+				return FALSE;
+			if (fsid == 0)
+				return TRUE;
+			int fd = pix_path_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			struct statfs sf;
+			gboolean is_same = fd >= 0 && fstatfs(fd, &sf) == 0 && pix_fsid_from(&sf) == fsid;
+			if (fd >= 0)
+				close(fd);
+			return is_same;
+		}
 		if (errno != ENOENT || strcmp(dir, "/") == 0)
 			return FALSE;
 		char *up = g_path_get_dirname(dir);

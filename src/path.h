@@ -42,11 +42,16 @@ gboolean pix_path_is_gone(const char *dir_path, const char *name);
 
 /*
  * Whether the nearest directory above `path` that still exists is on
- * device `dev`.  A path gone because its disk is unmounted (or is another
- * disk now: removable disks reuse device numbers) has its nearest
- * surviving ancestor on another device, so the file was not deleted or
- * moved away; it is just out of reach.
+ * device `dev` and, when `fsid` is not 0, on the file system with that
+ * statfs f_fsid.  A path gone because its disk is unmounted (or is another
+ * disk now: removable disks reuse device numbers, which the file-system id
+ * tells apart) has its nearest surviving ancestor elsewhere, so the file
+ * was not deleted or moved away; it is just out of reach.
  */
-gboolean pix_path_ancestor_on(const char *path, guint64 dev);
+gboolean pix_path_ancestor_on(const char *path, guint64 dev, guint64 fsid);
+
+/* statfs's f_fsid as one number (0 when the file system gives none). */
+struct statfs;
+guint64 pix_fsid_from(const struct statfs *sf);
 
 #endif

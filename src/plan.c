@@ -129,7 +129,7 @@ static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e, GHashTable *l
 		gboolean is_alias = strcmp(row->dir_path, dir->path) == 0 && !g_hash_table_contains(listed, row->name);
 		if (!is_alias && !pix_path_is_gone(row->dir_path, row->name))
 			continue;
-		if (!pix_path_ancestor_on(old_path, row->st.dev))
+		if (!pix_path_ancestor_on(old_path, row->st.dev, row->dir_fsid))
 			continue;
 
 		PixItem *item = pix_item_new(PIX_ACT_MOVE, dir, e->name);

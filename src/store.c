@@ -77,12 +77,14 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
 	[ST_DIR_UPSERT] =
-		"INSERT INTO dirs (parent_id, path, dev, ino, mtime_ns, ctime_ns, state, error, scanned_at)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
-		/* what a listing that failed does not know, the row keeps */
+		"INSERT INTO dirs (parent_id, path, dev, ino, mtime_ns, ctime_ns, state, error, scanned_at, fsid,"
+		" listed_scan_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+		/* what a listing that failed does not know, the row keeps; a
+		 * directory --quick did not list keeps the run that did */
 		" ON CONFLICT (path) DO UPDATE SET parent_id = coalesce(?1, parent_id),"
 		" dev = coalesce(?3, dev), ino = coalesce(?4, ino), mtime_ns = coalesce(?5, mtime_ns),"
-		" ctime_ns = coalesce(?6, ctime_ns), state = ?7, error = ?8, scanned_at = ?9"
+		" ctime_ns = coalesce(?6, ctime_ns), state = ?7, error = ?8, scanned_at = ?9,"
+		" fsid = coalesce(?10, fsid), listed_scan_id = CASE WHEN ?12 THEN listed_scan_id ELSE ?11 END"
 		" RETURNING id",
 	[ST_DIR_MISSING] = "UPDATE dirs SET state = 'missing' WHERE id = ?1",
 	[ST_FILE_INSERT] =
@@ -121,7 +123,7 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		" WHERE id = ?1 AND dev = ?6 AND ino = ?7 AND size = ?8 AND mtime_ns = ?9",
 	[ST_FILES_BY_MD5] =
 		"SELECT f.id, f.name, f.dev, f.ino, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.state,"
-		" f.md5, f.recheck, d.path FROM files f JOIN dirs d ON d.id = f.dir_id"
+		" f.md5, f.recheck, d.path, d.fsid FROM files f JOIN dirs d ON d.id = f.dir_id"
 		" WHERE f.md5 = ?1 AND f.size = ?2 AND f.id <= ?4"
 		" ORDER BY f.name = ?3 DESC, f.state = 'missing' DESC, f.id",
 	[ST_META_REPLACE] =
@@ -139,14 +141,17 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		" FROM files WHERE dir_id = ?1",
 	[ST_FILES_BY_INODE] =
 		"SELECT f.id, f.name, f.dev, f.ino, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.state,"
-		" f.md5, f.recheck, d.path FROM files f JOIN dirs d ON d.id = f.dir_id"
+		" f.md5, f.recheck, d.path, d.fsid FROM files f JOIN dirs d ON d.id = f.dir_id"
 		" WHERE f.dev = ?1 AND f.ino = ?2",
 	[ST_DIRS_UNDER] =
 		"SELECT id, path, state FROM dirs WHERE state <> 'missing' AND"
 		" (path = ?1 OR path = ?2 OR (path > ?3 AND path < ?4) OR (path > ?5 AND path < ?6))",
 	[ST_HAS_DEV] = "SELECT 1 FROM files WHERE dev = ?1 LIMIT 1",
+	/* as listed by a run that finished */
 	[ST_DIR_STAT] =
-		"SELECT id, dev, ino, mtime_ns, ctime_ns, scanned_at FROM dirs WHERE path = ?1 AND state = 'ok'",
+		"SELECT d.id, d.dev, d.ino, d.mtime_ns, d.ctime_ns, s.started_at FROM dirs d"
+		" JOIN scans s ON s.id = d.listed_scan_id"
+		" WHERE d.path = ?1 AND d.state = 'ok' AND s.state = 'done'",
 	/* files present, and of those the ones a scan must read again:
 	 * flagged for a recheck, or regular files never read */
 	[ST_DIR_FILE_COUNTS] =
@@ -850,6 +855,12 @@ static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
 	sqlite3_bind_text(st, 7, d->error != NULL ? "error" : "ok", -1, SQLITE_STATIC);
 	bind_text_or_null(st, 8, d->error);
 	sqlite3_bind_int64(st, 9, s->now_s);
+	if (d->fsid != 0)
+		sqlite3_bind_int64(st, 10, (gint64)d->fsid);
+	/* listed by this run (NULL when the listing failed, or outside a run) */
+	if (d->error == NULL && s->scan_id > 0)
+		sqlite3_bind_int64(st, 11, s->scan_id);
+	sqlite3_bind_int(st, 12, d->is_unlisted);
 	int rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW) {
 		sqlite_error(error, s, rc, "cannot write a directory");
@@ -927,13 +938,14 @@ static PixFileRow *find_moved_by_md5(PixStore *s, const PixItem *item, GError **
 	 * name, not a file that moved here */
 	for (guint i = 0; rows != NULL && i < rows->len; i++) {
 		PixFileRow *row = g_ptr_array_index(rows, i);
-		if (row->st.dev == item->st.dev && row->st.ino == item->st.ino && row->state != PIX_STATE_MISSING)
+		if (row->st.dev == item->st.dev && row->st.ino == item->st.ino && row->state != PIX_STATE_MISSING &&
+		    !pix_path_is_gone(row->dir_path, row->name))
 			return NULL;
 	}
 	for (guint i = 0; rows != NULL && i < rows->len; i++) {
 		PixFileRow *row = g_ptr_array_index(rows, i);
 		g_autofree char *old_path = pix_path_join(row->dir_path, row->name);
-		if (!pix_path_is_gone(row->dir_path, row->name) || !pix_path_ancestor_on(old_path, row->st.dev))
+		if (!pix_path_is_gone(row->dir_path, row->name) || !pix_path_ancestor_on(old_path, row->st.dev, row->dir_fsid))
 			continue;
 		return g_ptr_array_steal_index(rows, i);
 	}
@@ -1244,17 +1256,58 @@ static gboolean batch_put(PixStore *s, Batch *b, PixItem *item, GError **error)
 	return batch_maybe_commit(s, b, FALSE, error);
 }
 
-/* Files found gone wait until everything read is stored: a file that
- * turns up elsewhere (recognised by its MD5) then takes its row over as a
- * move, and its old path is not reported missing.  Bounded: beyond this
- * many, they are stored as they come. */
-#define MAX_DEFERRED_MISSING 20000
+/*
+ * Items held back until the input ends, when plan has stored every move it
+ * found by inode: a new file whose content matches a row whose path is
+ * gone (it may take that row over, see find_moved_by_md5, but only once no
+ * rename claims the row), and the end-of-walk missing files and
+ * directories (so that a file that turned up elsewhere is recorded as
+ * moved, not also as missing).  They are written in that order, each kind
+ * in arrival order (a directory after its files).  Bounded: at this many,
+ * they are written at once, in the same order.
+ */
+#define MAX_DEFERRED 20000
+
+typedef struct {
+	GPtrArray *adds;          /* PixItem (owned) */
+	GPtrArray *missing;       /* PixItem (owned) */
+} Deferred;
+
+/* Whether `item` waits for the end of the input (see Deferred); FALSE
+ * with `error` set when the catalog could not be read. */
+static gboolean is_to_defer(PixStore *s, const PixItem *item, gboolean *is_deferred, GError **error)
+{
+	GError *local = NULL;
+	*is_deferred = item->action == PIX_ACT_MISSING || item->action == PIX_ACT_DIR_MISSING;
+	if (item->action != PIX_ACT_ADD || item->is_vanished)
+		return TRUE;
+	g_autoptr(PixFileRow) row = find_moved_by_md5(s, item, &local);
+	if (local != NULL) {
+		g_propagate_error(error, local);
+		return FALSE;
+	}
+	*is_deferred = row != NULL;
+	return TRUE;
+}
+
+static gboolean put_deferred(PixStore *s, Batch *b, Deferred *d, GError **error)
+{
+	GPtrArray *lists[] = { d->adds, d->missing };
+	for (guint l = 0; l < G_N_ELEMENTS(lists); l++) {
+		for (guint i = 0; i < lists[l]->len; i++)
+			if (!batch_put(s, b, g_ptr_array_index(lists[l], i), error))
+				return FALSE;
+		g_ptr_array_set_size(lists[l], 0);
+	}
+	return TRUE;
+}
 
 gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 batch_us, GError **error)
 {
 	gboolean is_failed = FALSE;
 	Batch b = { .batch_items = batch_items, .batch_us = batch_us, .last_commit_us = g_get_monotonic_time() };
-	g_autoptr(GPtrArray) deferred = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free);
+	Deferred d = { .adds = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free),
+	               .missing = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free) };
 
 	for (;;) {
 		gboolean is_timeout = FALSE;
@@ -1267,18 +1320,28 @@ gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 
 			break;
 		if (is_failed)
 			continue;
-		if (item != NULL && item->action == PIX_ACT_MISSING && deferred->len < MAX_DEFERRED_MISSING) {
-			g_ptr_array_add(deferred, g_steal_pointer(&item));
-			continue;
+		gboolean is_ok, is_deferred = FALSE;
+		if (item == NULL) {
+			is_ok = batch_maybe_commit(s, &b, FALSE, error);
+		} else if (!(is_ok = is_to_defer(s, item, &is_deferred, error))) {
+			/* the catalog failed */
+		} else if (is_deferred) {
+			GPtrArray *to = item->action == PIX_ACT_ADD ? d.adds : d.missing;
+			g_ptr_array_add(to, g_steal_pointer(&item));
+			is_ok = d.adds->len + d.missing->len < MAX_DEFERRED || put_deferred(s, &b, &d, error);
+		} else {
+			is_ok = batch_put(s, &b, item, error);
 		}
-		if (!(item != NULL ? batch_put(s, &b, item, error) : batch_maybe_commit(s, &b, FALSE, error))) {
+		if (!is_ok) {
 			is_failed = TRUE;
 			pix_request_stop();
 		}
 	}
-	for (guint i = 0; i < deferred->len && !is_failed; i++)
-		is_failed = !batch_put(s, &b, g_ptr_array_index(deferred, i), error);
-	return !is_failed && batch_maybe_commit(s, &b, TRUE, error);
+	if (!is_failed)
+		is_failed = !put_deferred(s, &b, &d, error) || !batch_maybe_commit(s, &b, TRUE, error);
+	g_ptr_array_free(d.adds, TRUE);
+	g_ptr_array_free(d.missing, TRUE);
+	return !is_failed;
 }
 
 /* --- reader --- */
@@ -1326,8 +1389,10 @@ static GPtrArray *collect_file_rows(PixStore *s, sqlite3_stmt *st, gboolean has_
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		PixFileRow *row = file_row_from(st);
-		if (has_dir_path)
+		if (has_dir_path) {
 			row->dir_path = column_bytes(st, 11);
+			row->dir_fsid = (guint64)sqlite3_column_int64(st, 12);
+		}
 		g_ptr_array_add(rows, row);
 	}
 	if (rc != SQLITE_DONE) {
@@ -1436,15 +1501,16 @@ gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gboolean *is_kno
 	bind_path(st, 1, dir->path);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		gint64 scanned_ns = sqlite3_column_int64(st, 5) * G_GINT64_CONSTANT(1000000000);
-		/* an mtime within two seconds of the listing is not trusted: an
-		 * entry added in the same clock tick leaves it unchanged */
+		gint64 listed_ns = sqlite3_column_int64(st, 5) * G_GINT64_CONSTANT(1000000000);
+		/* an mtime within two seconds of the listing run's start is not
+		 * trusted: an entry added in the same clock tick as the listing
+		 * (FAT: in the same two seconds) leaves it unchanged */
 		if ((guint64)sqlite3_column_int64(st, 1) == dir->st.dev &&
 		    (guint64)sqlite3_column_int64(st, 2) == dir->st.ino &&
 		    sqlite3_column_type(st, 3) != SQLITE_NULL &&
 		    sqlite3_column_int64(st, 3) == dir->st.mtime_ns &&
 		    sqlite3_column_int64(st, 4) == dir->st.ctime_ns &&
-		    dir->st.mtime_ns < scanned_ns - G_GINT64_CONSTANT(2000000000))
+		    dir->st.mtime_ns < listed_ns - G_GINT64_CONSTANT(2000000000))
 			id = sqlite3_column_int64(st, 0);
 		rc = sqlite3_step(st);
 	}

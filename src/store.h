@@ -52,6 +52,7 @@ typedef struct {
 	gint64 id;
 	char *name;             /* bytes (owned) */
 	char *dir_path;         /* bytes (owned); set by pix_store_files_by_inode() only */
+	guint64 dir_fsid;       /* with dir_path: its file system's statfs f_fsid, 0 if unknown */
 	PixStat st;
 	PixFileState state;
 	gboolean has_md5;

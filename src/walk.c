@@ -31,6 +31,7 @@
 #include <fnmatch.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -290,6 +291,7 @@ static gboolean skip_known_dir(const PixWalkConfig *cfg, Frame *frame, PixQueue 
 	l->entries = g_array_new(FALSE, FALSE, sizeof(PixEntry));
 	l->is_unlisted = TRUE;
 	l->n_known_files = n_files;
+	frame->dir->is_unlisted = TRUE;
 	frame->subdirs = g_array_new(FALSE, FALSE, sizeof(DirName));
 	for (guint i = 0; i < names->len; i++) {
 		char *name = g_ptr_array_index(names, i);
@@ -300,7 +302,8 @@ static gboolean skip_known_dir(const PixWalkConfig *cfg, Frame *frame, PixQueue 
 		DirName dn = { .name = name, .ino = 0 };
 		g_array_append_val(frame->subdirs, dn);
 	}
-	g_ptr_array_free(names, FALSE);
+	g_ptr_array_set_free_func(names, NULL);   /* the names moved to subdirs or were freed */
+	g_ptr_array_free(names, TRUE);
 	l->n_subdirs = frame->subdirs->len;
 	pix_count_add(PIX_N_DIRS, 1);
 	pix_queue_push(out, l);
@@ -359,6 +362,13 @@ static gboolean enter_dir(GArray *stack, int parent_fd, const char *name, PixDir
 		return FALSE;
 	}
 	pix_stat_from(&dir->st, &st);
+	/* the file system's identity, read where one begins: at a root and
+	 * across a mount point */
+	struct statfs sf;
+	if (dir->parent != NULL && dir->parent->st.dev == dir->st.dev)
+		dir->fsid = dir->parent->fsid;
+	else if (fstatfs(fd, &sf) == 0)
+		dir->fsid = pix_fsid_from(&sf);
 	Frame f = { .fd = fd, .dir = dir };
 	g_array_append_val(stack, f);
 	return TRUE;

@@ -57,6 +57,7 @@ test_expect_success 'SIGTERM works the same way' '
 	pid=$!
 	wait_rows 2 && kill -TERM $pid &&
 	set +e && wait $pid; rc=$? && set -e &&
+	echo "exit $rc; scans: $(q "select group_concat(state) from scans"); files: $(q "select count(*) from files")" &&
 	test $rc = 130 &&
 	test "$(q "select state from scans")" = interrupted
 '
@@ -68,9 +69,36 @@ test_expect_success 'a scan killed with SIGKILL leaves a sound catalog; the next
 	wait_rows 2 && kill -KILL $pid &&
 	set +e && wait $pid; set -e &&
 	test "$(q "pragma integrity_check")" = ok &&
+	echo "after the kill: scans: $(q "select group_concat(state) from scans"); files: $(q "select count(*) from files")" &&
 	px scan --db "$DB" -q lib &&
 	test "$(q "select group_concat(state) from (select state from scans order by id)")" = killed,done &&
 	test "$(q "select count(*) from file_info where state = \"ok\"")" = 40
+'
+
+test_expect_success 'killed after a directory was deleted: the next scan still marks its files missing' '
+	rm -f "$DB"* && mkdir -p lib/gone && echo x >lib/gone/f1 && echo y >lib/gone/f2 && age lib &&
+	px scan --db "$DB" -q lib && rm -rf lib/gone &&
+	head -c 6000000 /dev/urandom >lib/big.bin && age lib/big.bin &&
+	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M lib &
+	pid=$!
+	sleep 3 && kill -KILL $pid &&
+	set +e && wait $pid; set -e &&
+	px scan --db "$DB" -q lib &&
+	test "$(q "select group_concat(state) from file_info where dir = \"$TRASH/lib/gone\"")" = missing,missing &&
+	test "$(q "select state from dirs where path = \"$TRASH/lib/gone\"")" = missing
+'
+
+test_expect_success 'scan --quick after an interrupted scan still finds what that scan did not index' '
+	rm -f "$DB"* && rm -rf q && mkdir -p q/a && for i in 1 2 3; do echo "a $i" >q/a/f$i.txt; done && age q &&
+	px scan --db "$DB" -q q &&
+	rm q/a/f1.txt && head -c 6000000 /dev/urandom >q/a/big.bin && age q &&
+	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M q &
+	pid=$!
+	sleep 3 && kill -INT $pid &&
+	set +e && wait $pid; set -e &&
+	px scan --db "$DB" --quick --json q >s.json &&
+	test "$(q "select count(*) from file_info where name = \"big.bin\" and state = '\''ok'\''")" = 1 &&
+	test "$(q "select state from file_info where name = \"f1.txt\"")" = missing
 '
 
 test_done

@@ -32,11 +32,31 @@ test_expect_success 'a copy is a file of its own that shares the hash' '
 	test "$(q "select count(distinct id) || \"/\" || count(distinct md5) from file_info where name like \"t1%.raw\"")" = 2/1
 '
 
+test_expect_success 'a file renamed and given a new mtime (a photo renamer) is recognised by its MD5' '
+	id=$(q "select id from file_info where name = \"p3.jpg\"") &&
+	mv lib/2023/birthday/p3.jpg lib/2023/birthday/2023-06-03.jpg && touch -d "3 days ago" lib/2023/birthday/2023-06-03.jpg &&
+	px scan --db "$DB" --json lib >s.json &&
+	test "$(jq -c "[.moved, .new, .missing]" s.json)" = "[1,0,0]" &&
+	test "$(q "select id from file_info where name = \"2023-06-03.jpg\"")" = "$id"
+'
+
+test_expect_success 'a rename and a copy of the same file in one scan: the rename keeps the record' '
+	mkdir -p race/b race/a && i=0 && while [ $i -lt 2000 ]; do mkdir race/b/d$i; i=$((i + 1)); done &&
+	head -c 100000 /dev/urandom >race/a/x.jpg && age race &&
+	px scan --db race.db -q race &&
+	id=$(sqlite3 race.db "select id from file_info where name = \"x.jpg\"") &&
+	mv race/a/x.jpg race/a/y.jpg && cp race/a/y.jpg race/b/x.jpg &&
+	px scan --db race.db --json race >s.json &&
+	test "$(jq -c "[.moved, .new, .missing]" s.json)" = "[1,1,0]" &&
+	test "$(sqlite3 race.db "select id from file_info where path = \"$TRASH/race/a/y.jpg\"")" = "$id" &&
+	test "$(sqlite3 race.db "select count(*) from file_info where path = \"$TRASH/race/b/x.jpg\" and id <> $id")" = 1
+'
+
 if [ "$(id -u)" != 0 ] || ! mkdir other || ! mount -t tmpfs -o size=8m photoidx-test other 2>/dev/null; then
 	test_skip 'a file moved to another file system keeps its record (by MD5)' 'needs root to mount a tmpfs'
 	test_done
 fi
-trap 'umount "$TRASH/other" 2>/dev/null; cleanup' EXIT
+trap 'umount "$TRASH/other" "$TRASH/disk" 2>/dev/null; cleanup' EXIT
 
 test_expect_success 'a file moved to another file system keeps its record (by MD5), read once' '
 	id=$(q "select id from file_info where name = \"p2.jpg\"") &&
@@ -78,6 +98,21 @@ test_expect_success 'files of an unmounted disk are not taken for moved when cop
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq -c "[.moved, .new]" s.json)" = "[0,1]" &&
 	test "$(q "select path from file_info where id = $id")" = "$TRASH/other/keep.raw"
+'
+
+test_expect_success 'a copy does not take the record of a file on a disk that was unmounted, though another took its device number' '
+	mkdir -p disk && mount -t tmpfs -o size=4m photoidx-test disk && mkdir disk/photos &&
+	head -c 5000 /dev/urandom >disk/photos/x.jpg && cp disk/photos/x.jpg saved.jpg && age disk &&
+	px scan --db "$DB" -q disk &&
+	id=$(q "select id from file_info where name = \"x.jpg\"") &&
+	dev=$(stat -c %d disk) && umount disk &&
+	mount -t tmpfs -o size=4m photoidx-test disk &&
+	if [ "$(stat -c %d disk)" != "$dev" ]; then echo "the remount got another device number: nothing to test"; umount disk; exit 0; fi &&
+	mkdir -p lib/home && cp saved.jpg lib/home/x.jpg && age lib/home &&
+	px scan --db "$DB" --json lib >s.json &&
+	umount disk &&
+	test "$(jq -c "[.moved, .new]" s.json)" = "[0,1]" &&
+	test "$(q "select path from file_info where id = $id")" = "$TRASH/disk/photos/x.jpg"
 '
 
 test_expect_success 'empty files are never paired by content' '

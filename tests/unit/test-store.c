@@ -1136,7 +1136,9 @@ static void test_dir_is_known(void)
 	gint64 n_files = -1;
 	gboolean is_known = FALSE;
 
+	char *roots[] = { "/pix/quick", NULL };
 	fresh->st.mtime_ns = g_get_real_time() * 1000;
+	g_assert_true(pix_store_begin_scan(w, "scan", roots, &error));
 	put_dir(w, top);
 	put_dir(w, sub);
 	put_dir(w, fresh);
@@ -1147,6 +1149,12 @@ static void test_dir_is_known(void)
 	racy->is_racy = TRUE;
 	put_ok(w, racy);
 	commit_ok(w);
+
+	/* not while the run that listed it has not finished */
+	g_assert_true(pix_store_dir_is_known(r, top, &is_known, &names, &n_files, &error));
+	g_assert_false(is_known);
+	g_assert_true(pix_store_end_scan(w, "done", 0, &error));
+	g_assert_no_error(error);
 
 	g_assert_true(pix_store_dir_is_known(r, top, &is_known, &names, &n_files, &error));
 	g_assert_no_error(error);
