@@ -18,6 +18,13 @@ ALTER TABLE files ADD COLUMN verify_state TEXT
 ALTER TABLE files ADD COLUMN verify_md5 BLOB;   -- 'mismatch': the MD5 verify found
 ALTER TABLE files ADD COLUMN verify_error TEXT; -- 'unreadable': the error
 
+-- verify's order: the files verified longest ago first (a file never
+-- verified counts from when it was hashed; at the same second, never
+-- verified first).
+CREATE INDEX files_by_verify ON files
+    (coalesce(verified_at, hashed_at, 0), verified_at IS NOT NULL, id)
+    WHERE state <> 'missing' AND md5 IS NOT NULL;
+
 -- The run that last listed the directory completely: `scan --quick`
 -- trusts a directory's recorded times only when that run finished
 -- (state 'done'), and only when the directory's mtime is older than that

@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
 	gboolean is_json;
@@ -56,6 +57,21 @@ static void append_size(GString *js, const char *key, gint64 v, gboolean *first)
 		g_string_append_printf(js, "%" G_GINT64_FORMAT, v);
 }
 
+/* "key": path, and when the bytes are not UTF-8 (the string is then in
+ * pix_quote()'s display form, which two names can share) "key_b64": the
+ * exact bytes in base64. */
+static void append_path(GString *js, const char *key, const char *path, gboolean *first)
+{
+	pix_json_key(js, key, first);
+	pix_json_string(js, path);
+	if (path != NULL && !g_utf8_validate(path, -1, NULL)) {
+		g_autofree char *k = g_strconcat(key, "_b64", NULL);
+		g_autofree char *b64 = g_base64_encode((const guchar *)path, strlen(path));
+		pix_json_key(js, k, first);
+		pix_json_string(js, b64);
+	}
+}
+
 static gboolean print_change(gpointer data, const PixChange *c)
 {
 	Printer *p = data;
@@ -75,14 +91,11 @@ static gboolean print_change(gpointer data, const PixChange *c)
 		pix_json_string(out, c->kind);
 		pix_json_key(out, "file_id", &first);
 		g_string_append_printf(out, "%" G_GINT64_FORMAT, c->file_id);
-		pix_json_key(out, "path", &first);
-		pix_json_string(out, c->path);
+		append_path(out, "path", c->path, &first);
 		pix_json_key(out, "state", &first);
 		pix_json_string(out, state_name(c->state));
-		pix_json_key(out, "old_path", &first);
-		pix_json_string(out, c->old_path);
-		pix_json_key(out, "new_path", &first);
-		pix_json_string(out, c->new_path);
+		append_path(out, "old_path", c->old_path, &first);
+		append_path(out, "new_path", c->new_path, &first);
 		append_md5(out, "old_md5", c->has_old_md5, c->old_md5, &first);
 		append_md5(out, "new_md5", c->has_new_md5, c->new_md5, &first);
 		append_size(out, "old_size", c->old_size, &first);

@@ -161,9 +161,7 @@ int pix_cmd_verify(int argc, char **argv)
 		}
 	}
 	g_autofree char *db = o.run.db != NULL ? g_strdup(o.run.db) : pix_cmd_default_db();
-	gint64 start = g_get_monotonic_time();
-	if (o.budget_s > 0)
-		cfg.read.deadline_us = start + (gint64)(o.budget_s * G_USEC_PER_SEC);
+	double budget_s = o.budget_s;
 	options_clear(&o);
 
 	pix_pipeline_install_signals();
@@ -172,6 +170,10 @@ int pix_cmd_verify(int argc, char **argv)
 		pix_error("%s", error->message);
 		return pix_pipeline_stop_signal() != 0 ? PIX_EXIT_INTERRUPTED : PIX_EXIT_FATAL;
 	}
+	/* the budget counts from here: not the time spent waiting for a scan */
+	gint64 start = g_get_monotonic_time();
+	if (budget_s > 0)
+		cfg.read.deadline_us = start + (gint64)(budget_s * G_USEC_PER_SEC);
 	g_autoptr(GString) devices = g_string_new(NULL);
 	cfg.device_class = device_class(paths, db, cfg.device_class, devices);
 	if (cfg.read.n_readers == 0)

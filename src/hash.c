@@ -210,6 +210,7 @@ static PixItem *finish(File *f, gboolean is_lanes)
 		return item;
 	}
 	if (end->error != NULL) {
+		item->is_unstable = end->is_unstable;
 		g_free(item->error);
 		item->error = g_steal_pointer(&end->error);
 		return item;

@@ -113,6 +113,8 @@ struct PixItem {
 	char *error;            /* why the file is in state 'error', or NULL (owned) */
 	gboolean is_read;       /* the content was read (or reading was tried) */
 	gboolean is_vanished;   /* the file was gone when the reader came for it */
+	gboolean is_unstable;   /* with error: it kept changing while read, or
+	                           was no longer a regular file */
 	gboolean is_racy;       /* mtime too recent to trust: reread next scan */
 	gboolean was_missing;   /* the row was 'missing' before this scan */
 

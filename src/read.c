@@ -264,6 +264,7 @@ typedef struct {
 	gboolean is_aborted;
 	gboolean is_racy;
 	gboolean is_vanished;
+	gboolean is_unstable;
 } Ending;
 
 /*
@@ -308,6 +309,7 @@ static void read_one(PixReaders *r, PixItem *item)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		ending.error = g_strdup("not read: it is no longer a regular file");
+		ending.is_unstable = TRUE;
 		goto done;
 	}
 	pix_stat_from(&before, &st);
@@ -370,6 +372,7 @@ static void read_one(PixReaders *r, PixItem *item)
 		if (pass == MAX_PASSES) {
 			ending.error = g_strdup_printf("changed while being read (%d tries); "
 			                               "the next scan reads it again", MAX_PASSES);
+			ending.is_unstable = TRUE;
 			break;
 		}
 		before = after;
@@ -389,9 +392,9 @@ done:
 	}
 	if (ending.error != NULL) {
 		g_autofree char *q = pix_quote(path);
-		if (item->action == PIX_ACT_VERIFY)
+		if (item->action == PIX_ACT_VERIFY && !ending.is_unstable)
 			pix_warn("cannot verify '%s': %s", q, ending.error);
-		else
+		else if (item->action != PIX_ACT_VERIFY)
 			pix_warn("cannot index '%s': %s (skipping)", q, ending.error);
 	}
 	pix_count_add(PIX_N_READ, 1);
@@ -403,6 +406,7 @@ done:
 	last->is_aborted = ending.is_aborted;
 	last->is_racy = ending.is_racy;
 	last->is_vanished = ending.is_vanished;
+	last->is_unstable = ending.is_unstable;
 	pix_queue_push(out, last);
 }
 

@@ -45,6 +45,8 @@ typedef struct {
 	char *error;            /* why reading failed, or NULL (owned) */
 	gboolean is_aborted;    /* stop requested: drop the item */
 	gboolean is_vanished;   /* the file was gone (ENOENT) when opened */
+	gboolean is_unstable;   /* with error: it kept changing while read, or
+	                           is no longer a regular file */
 	gboolean is_racy;       /* mtime within two seconds of the read */
 
 	guint8 *buf;            /* pool buffer behind `data` (owned, returned by free) */

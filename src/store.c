@@ -1111,8 +1111,9 @@ static gboolean put_verify(PixStore *s, PixItem *item, GError **error)
 
 	if (item->is_vanished)
 		return TRUE;    /* the reader said so; the next scan marks it missing */
-	if (item->error == NULL && (item->st.dev != item->old_st.dev || item->st.ino != item->old_st.ino ||
-	    item->st.size_bytes != item->old_st.size_bytes || item->st.mtime_ns != item->old_st.mtime_ns)) {
+	if (item->is_unstable || (item->error == NULL &&
+	    (item->st.dev != item->old_st.dev || item->st.ino != item->old_st.ino ||
+	     item->st.size_bytes != item->old_st.size_bytes || item->st.mtime_ns != item->old_st.mtime_ns))) {
 		pix_notice("'%s' changed since the last scan: not verified (a scan reads it again)", q);
 		count(s, PIX_N_STALE, 1);
 		return TRUE;
@@ -1572,43 +1573,76 @@ static void bind_under(sqlite3_stmt *st, int first, const char *path)
 	bind_path(st, first + 6, name);
 }
 
-gboolean pix_store_each_to_verify(PixStore *s, char **paths, PixStoreRowFn fn, gpointer data, GError **error)
+/* Rows per page of pix_store_each_to_verify(). */
+#define VERIFY_PAGE 4096
+
+gboolean pix_store_each_to_verify(PixStore *s, char **paths, gint64 before_s, PixStoreRowFn fn, gpointer data,
+                                  GError **error)
 {
+	/* in pages, by key (files_by_verify), each read in a transaction of
+	 * its own: one kept open for the whole run would keep the writer's
+	 * WAL from being checkpointed */
 	g_autoptr(GString) sql = g_string_new(
 		"SELECT f.id, f.name, f.dev, f.ino, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.state, f.md5,"
-		" f.recheck, d.path FROM files f JOIN dirs d ON d.id = f.dir_id"
-		" WHERE f.state <> 'missing' AND f.md5 IS NOT NULL AND (f.mode & 61440) = 32768");
+		" f.recheck, d.path, coalesce(f.verified_at, f.hashed_at, 0), f.verified_at IS NOT NULL"
+		" FROM files f JOIN dirs d ON d.id = f.dir_id"
+		" WHERE f.state <> 'missing' AND f.md5 IS NOT NULL"
+		" AND (coalesce(f.verified_at, f.hashed_at, 0), f.verified_at IS NOT NULL, f.id) > (?1, ?2, ?3)"
+		/* not what this run verified already, nor a file whose MD5 may not
+		 * be final (mtime too recent when read: the next scan reads it) */
+		" AND (f.verified_at IS NULL OR f.verified_at < ?4) AND f.recheck = 0"
+		" AND (f.mode & 61440) = 32768");
 	guint n_paths = paths != NULL ? g_strv_length(paths) : 0;
 	g_autoptr(sqlite3_stmt) st = NULL;
+	gint64 key = -1, is_verified = 0, id = 0;
 	int rc;
 
 	for (guint i = 0; i < n_paths; i++) {
-		int p = 1 + 7 * (int)i;
+		int p = 5 + 7 * (int)i;
 		g_string_append_printf(sql, "%s (d.path = ?%d OR (d.path > ?%d AND d.path < ?%d)"
 		                       " OR (d.path > ?%d AND d.path < ?%d) OR (d.path = ?%d AND f.name = ?%d))",
 		                       i == 0 ? " AND (" : " OR", p, p + 1, p + 2, p + 3, p + 4, p + 5, p + 6);
 	}
 	if (n_paths > 0)
 		g_string_append(sql, ")");
-	g_string_append(sql, " ORDER BY coalesce(f.verified_at, f.hashed_at, 0), f.verified_at IS NOT NULL, f.id");
+	g_string_append_printf(sql, " ORDER BY coalesce(f.verified_at, f.hashed_at, 0), f.verified_at IS NOT NULL, f.id"
+	                       " LIMIT %d", VERIFY_PAGE);
 	rc = sqlite3_prepare_v2(s->db, sql->str, -1, &st, NULL);
 	if (rc != SQLITE_OK) {
 		sqlite_error(error, s, rc, "cannot prepare a statement");
 		return FALSE;
 	}
 	for (guint i = 0; i < n_paths; i++)
-		bind_under(st, 1 + 7 * (int)i, paths[i]);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		PixFileRow *row = file_row_from(st);
-		row->dir_path = column_bytes(st, 11);
-		if (!fn(data, row))
+		bind_under(st, 5 + 7 * (int)i, paths[i]);
+	sqlite3_bind_int64(st, 4, before_s);
+	for (;;) {
+		g_autoptr(GPtrArray) page = g_ptr_array_new_with_free_func((GDestroyNotify)pix_file_row_free);
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, key);
+		sqlite3_bind_int64(st, 2, is_verified);
+		sqlite3_bind_int64(st, 3, id);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			PixFileRow *row = file_row_from(st);
+			row->dir_path = column_bytes(st, 11);
+			key = sqlite3_column_int64(st, 12);
+			is_verified = sqlite3_column_int64(st, 13);
+			id = row->id;
+			g_ptr_array_add(page, row);
+		}
+		sqlite3_reset(st);      /* ends the read transaction */
+		if (rc != SQLITE_DONE) {
+			sqlite_error(error, s, rc, "cannot read file rows");
+			return FALSE;
+		}
+		for (guint i = 0; i < page->len; i++) {
+			PixFileRow *row = g_ptr_array_index(page, i);
+			page->pdata[i] = NULL;      /* fn takes it */
+			if (!fn(data, row))
+				return TRUE;
+		}
+		if (page->len < VERIFY_PAGE)
 			return TRUE;
 	}
-	if (rc != SQLITE_DONE) {
-		sqlite_error(error, s, rc, "cannot read file rows");
-		return FALSE;
-	}
-	return TRUE;
 }
 
 gboolean pix_store_verify_coverage(PixStore *s, PixVerifyCoverage *out, GError **error)

@@ -157,14 +157,18 @@ GPtrArray *pix_store_dirs_under(PixStore *s, const char *root, GError **error);
 gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gboolean *is_known, GPtrArray **subdir_names,
                                 gint64 *n_files, GError **error);
 /*
- * verify: calls fn for every file row with an MD5, not missing, that is a
- * regular file at or below one of `paths` (absolute, canonical; NULL: all),
- * oldest verification first (a file never verified counts as verified
- * when it was hashed; never verified before verified at the same second).
- * fn takes the row (with dir_path); returning FALSE stops.
+ * verify: calls fn for every file row with an MD5, not missing, not
+ * flagged for a recheck, that is a regular file at or below one of `paths`
+ * (absolute, canonical; NULL: all) and was not verified at or after
+ * `before_s` (the run's start), oldest verification first (a file never
+ * verified counts as verified when it was hashed; never verified before
+ * verified at the same second).  fn takes the row (with dir_path);
+ * returning FALSE stops.  Reads in pages, so fn may block for long without
+ * holding a read transaction open.
  */
 typedef gboolean (*PixStoreRowFn)(gpointer data, PixFileRow *row);
-gboolean pix_store_each_to_verify(PixStore *s, char **paths, PixStoreRowFn fn, gpointer data, GError **error);
+gboolean pix_store_each_to_verify(PixStore *s, char **paths, gint64 before_s, PixStoreRowFn fn, gpointer data,
+                                  GError **error);
 
 /* What verify has covered: files with an MD5 (not missing), how many and
  * how many bytes were never verified, and the oldest verification (0 if

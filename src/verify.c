@@ -59,7 +59,8 @@ static gboolean choose(gpointer data, PixFileRow *row)
 gboolean pix_verify_plan_run(const PixVerifyPlanConfig *cfg, GError **error)
 {
 	Chooser c = { .cfg = cfg, .window = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free) };
-	gboolean is_ok = pix_store_each_to_verify(cfg->catalog, cfg->paths, choose, &c, error);
+	gboolean is_ok = pix_store_each_to_verify(cfg->catalog, cfg->paths, g_get_real_time() / G_USEC_PER_SEC, choose,
+	                                          &c, error);
 
 	if (is_ok && !pix_stop_requested())
 		pix_sched_push(c.window, cfg->device_class, cfg->to_read);

@@ -66,7 +66,10 @@ test_expect_success 'names that are not UTF-8 or hold a newline come out escaped
 line" && age lib/b && px scan --db "$DB" -q lib &&
 	px changes --db "$DB" --since "$(cat last)" >out &&
 	grep -q "bad\\\\xffname$" out && grep -q "new\\\\nline$" out &&
-	px changes --db "$DB" --json | jq -e . >/dev/null
+	px changes --db "$DB" --json >c.json &&
+	jq -r ".changes[] | select(.path_b64) | .path_b64" c.json | base64 -d >raw &&
+	test "$(od -An -c raw | tr -d " \n")" = "$(printf "%s/lib/b/bad\377name" "$TRASH" | od -An -c | tr -d " \n")" &&
+	test "$(jq "[.changes[] | select(.path_b64)] | length" c.json)" = 1
 '
 
 test_expect_success 'changes reads while a scan holds the lock, and refuses bad arguments' '

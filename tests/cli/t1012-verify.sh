@@ -2,7 +2,9 @@
 # photoidx verify: reads files again, oldest verification first, within a
 # budget; reports every file whose content changed while size and mtime
 # did not (exit 1), records when each was verified, and over repeated
-# budgeted runs covers the whole library.
+# budgeted runs covers the whole library.  A run does not read again a
+# file verified in the second it started (seconds are the catalog's unit),
+# hence the pauses between runs.
 . "$(dirname "$0")/lib.sh"
 
 # flip one byte of FILE at OFFSET, then put its mtime (and atime) back
@@ -34,7 +36,7 @@ test_expect_success 'verify of an intact library: every file ok, exit 0, verifie
 
 test_expect_success 'bit rot (content changed, size and mtime not) is reported, exit 1, stored MD5 kept' '
 	md5=$(q "select md5 from file_info where name = \"f3.bin\"") &&
-	rot lib/a/f3.bin 1000 &&
+	rot lib/a/f3.bin 1000 && sleep 1 &&
 	test_expect_code 1 px verify --db "$DB" 2>err >out &&
 	grep -q "f3.bin.*content changed but size and mtime did not (MD5 was $md5, is $(md5sum <lib/a/f3.bin | cut -c1-32))" err &&
 	grep -q "1 changed behind size and mtime" out &&
@@ -44,7 +46,7 @@ test_expect_success 'bit rot (content changed, size and mtime not) is reported, 
 '
 
 test_expect_success 'a file changed since the last scan is noted, not reported as rot' '
-	echo appended >>lib/b/f12.bin &&
+	echo appended >>lib/b/f12.bin && sleep 1 &&
 	px verify --db "$DB" lib/b --json >v.json 2>err &&
 	test "$(jq -c "[.verified, .changed_since_scan, .mismatch]" v.json)" = "[9,1,0]" &&
 	grep -q "f12.bin.* changed since the last scan" err &&
@@ -52,9 +54,9 @@ test_expect_success 'a file changed since the last scan is noted, not reported a
 '
 
 test_expect_success 'PATH limits verify to files at or below it (a file or a directory)' '
-	px verify --db "$DB" --json lib/a/f1.bin >v.json &&
+	sleep 1 && px verify --db "$DB" --json lib/a/f1.bin >v.json &&
 	test "$(jq .verified v.json)" = 1 &&
-	test_expect_code 1 px verify --db "$DB" --json lib/a >v.json 2>/dev/null &&
+	sleep 1 && test_expect_code 1 px verify --db "$DB" --json lib/a >v.json 2>/dev/null &&
 	test "$(jq .verified v.json)" = 10
 '
 
@@ -114,6 +116,29 @@ test_expect_success 'verify waits for a running scan (the writer lock), or refus
 	test_expect_code 2 px verify --db "$DB" --no-wait 2>err &&
 	grep -q "is in use by another photoidx" err &&
 	wait $pid
+'
+
+test_expect_success 'a budget counts from when verify has the catalog, not from its wait for a scan' '
+	touch big/* && sleep 1
+	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 8M big &
+	pid=$!
+	sleep 0.3 &&
+	px verify --db "$DB" --budget 1 --json >v.json 2>err &&
+	wait $pid &&
+	grep -q "waiting for another photoidx" err &&
+	test "$(jq .verified v.json)" -ge 1
+'
+
+test_expect_success 'a file being written while verify reads it is noted as changed, not reported' '
+	rm -f "$DB"* && mkdir -p busy && head -c 1500000 /dev/urandom >busy/b.bin && age busy &&
+	px scan --db "$DB" -q busy && sleep 1
+	( i=0; while [ $i -lt 40 ] && [ ! -e busy.done ]; do echo x >>busy/b.bin; sleep 0.1; i=$((i + 1)); done ) &
+	writer=$!
+	px verify --db "$DB" --readers 1 --read-size 64K --limit-rate 1M --json >v.json 2>err; rc=$?
+	touch busy.done; wait $writer
+	test $rc = 0 &&
+	test "$(jq -c "[.changed_since_scan, .mismatch, .unreadable]" v.json)" = "[1,0,0]" &&
+	! grep -q "cannot verify" err
 '
 
 test_expect_success 'bad arguments are usage errors' '
