@@ -50,11 +50,12 @@ static void append_md5(GString *js, const char *key, gboolean has, const guint8 
 
 static void append_size(GString *js, const char *key, gint64 v, gboolean *first)
 {
+	if (v >= 0) {
+		pix_json_int(js, key, v, first);
+		return;
+	}
 	pix_json_key(js, key, first);
-	if (v < 0)
-		g_string_append(js, "null");
-	else
-		g_string_append_printf(js, "%" G_GINT64_FORMAT, v);
+	g_string_append(js, "null");
 }
 
 /* "key": path, and when the bytes are not UTF-8 (the string is then in
@@ -81,16 +82,12 @@ static gboolean print_change(gpointer data, const PixChange *c)
 	if (p->is_json) {
 		gboolean first = TRUE;
 		g_string_append(out, p->n > 0 ? ",\n{" : "\n{");
-		pix_json_key(out, "seq", &first);
-		g_string_append_printf(out, "%" G_GINT64_FORMAT, c->seq);
-		pix_json_key(out, "scan_id", &first);
-		g_string_append_printf(out, "%" G_GINT64_FORMAT, c->scan_id);
-		pix_json_key(out, "at", &first);
-		g_string_append_printf(out, "%" G_GINT64_FORMAT, c->at);
+		pix_json_int(out, "seq", c->seq, &first);
+		pix_json_int(out, "scan_id", c->scan_id, &first);
+		pix_json_int(out, "at", c->at, &first);
 		pix_json_key(out, "kind", &first);
 		pix_json_string(out, c->kind);
-		pix_json_key(out, "file_id", &first);
-		g_string_append_printf(out, "%" G_GINT64_FORMAT, c->file_id);
+		pix_json_int(out, "file_id", c->file_id, &first);
 		append_path(out, "path", c->path, &first);
 		pix_json_key(out, "state", &first);
 		pix_json_string(out, state_name(c->state));

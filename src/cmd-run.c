@@ -12,6 +12,7 @@
 #include "path.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -163,16 +164,36 @@ int pix_run_configure(const char *cmd, const PixRunOptions *o, PixPipelineConfig
 }
 
 
-int pix_run_status(gboolean is_ok, gboolean is_interrupted, guint n_bad, const char **state)
+int pix_run_end(PixStore *writer, gboolean is_ok, GError *run_error, gboolean is_interrupted, guint n_bad)
 {
-	*state = "done";
+	g_autoptr(GError) error = NULL;
+	const char *state = "done";
+	int status = pix_log_warnings() > 0 || n_bad > 0 ? PIX_EXIT_PARTIAL : PIX_EXIT_OK;
+
 	if (!is_ok) {
-		*state = "failed";
-		return PIX_EXIT_FATAL;
+		pix_error("%s", run_error != NULL ? run_error->message : "the run failed");
+		g_clear_error(&run_error);
+		state = "failed";
+		status = PIX_EXIT_FATAL;
+	} else if (is_interrupted) {
+		state = "interrupted";
+		status = PIX_EXIT_INTERRUPTED;
 	}
-	if (is_interrupted) {
-		*state = "interrupted";
-		return PIX_EXIT_INTERRUPTED;
+	if (!pix_store_end_scan(writer, state, status, &error)) {
+		/* a full disk may refuse even this; the work itself is committed */
+		pix_error("%s", error->message);
+		status = PIX_EXIT_FATAL;
 	}
-	return pix_log_warnings() > 0 || n_bad > 0 ? PIX_EXIT_PARTIAL : PIX_EXIT_OK;
+	return status;
+}
+
+void pix_run_print_json(GString *js, gboolean *is_first, double secs, gboolean is_interrupted, int status)
+{
+	pix_json_key(js, "seconds", is_first);
+	g_string_append_printf(js, "%.3f", secs);
+	pix_json_key(js, "interrupted", is_first);
+	g_string_append(js, is_interrupted ? "true" : "false");
+	pix_json_int(js, "exit_status", status, is_first);
+	g_string_append(js, "}\n");
+	fputs(js->str, stdout);
 }

@@ -55,12 +55,19 @@ char **pix_run_canonical_paths(char **paths, const char *verb, gboolean is_dirs_
  */
 PixDeviceClass pix_run_device_class(char **paths, PixDeviceClass forced, GString *devices);
 
+/* Ends a --json summary (`js` holds the opening brace and members so far):
+ * appends seconds, interrupted and exit_status, closes it and prints it. */
+void pix_run_print_json(GString *js, gboolean *is_first, double secs, gboolean is_interrupted, int status);
+
 /*
- * The exit status of a run, and the state recorded for it: PIX_EXIT_FATAL
- * ('failed') when the catalog failed, else PIX_EXIT_INTERRUPTED
- * ('interrupted') after a signal, else PIX_EXIT_PARTIAL when any warning
- * was printed or `n_bad` > 0, else PIX_EXIT_OK ('done').
+ * Ends a run begun with pix_store_begin_scan(): when the pipeline failed
+ * (!is_ok), prints why (`run_error`, freed), records the run's state and exit
+ * status in the catalog, and returns that status: PIX_EXIT_FATAL
+ * ('failed') when the catalog failed (during the run or now), else
+ * PIX_EXIT_INTERRUPTED ('interrupted') after a signal, else
+ * PIX_EXIT_PARTIAL when any warning was printed or `n_bad` > 0, else
+ * PIX_EXIT_OK ('done').
  */
-int pix_run_status(gboolean is_ok, gboolean is_interrupted, guint n_bad, const char **state);
+int pix_run_end(PixStore *writer, gboolean is_ok, GError *run_error, gboolean is_interrupted, guint n_bad);
 
 #endif

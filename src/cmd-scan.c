@@ -98,10 +98,8 @@ static void print_summary(gboolean is_json, gboolean is_quiet, char **roots, con
 			pix_json_string(js, *r);
 		}
 		g_string_append_c(js, ']');
-		for (guint i = 0; i < G_N_ELEMENTS(fields); i++) {
-			pix_json_key(js, fields[i].key, &first);
-			g_string_append_printf(js, "%" G_GINT64_FORMAT, pix_count_get(fields[i].counter));
-		}
+		for (guint i = 0; i < G_N_ELEMENTS(fields); i++)
+			pix_json_int(js, fields[i].key, pix_count_get(fields[i].counter), &first);
 		pix_json_key(js, "device_class", &first);
 		pix_json_string(js, pix_device_class_name(cfg->device_class));
 		pix_json_key(js, "devices", &first);
@@ -114,18 +112,11 @@ static void print_summary(gboolean is_json, gboolean is_quiet, char **roots, con
 		g_string_append_printf(js, "%.3f", (double)(pix_count_get(PIX_NS_META) - pix_count_get(PIX_NS_SCAN)) / 1e9);
 		pix_json_key(js, "scan_seconds", &first);
 		g_string_append_printf(js, "%.3f", (double)pix_count_get(PIX_NS_SCAN) / 1e9);
-		pix_json_key(js, "seconds", &first);
-		g_string_append_printf(js, "%.3f", secs);
 		pix_json_key(js, "mb_per_s", &first);
 		g_string_append_printf(js, "%.1f", rate);
 		pix_json_key(js, "write_rates", &first);
 		append_write_rates(js, rates);
-		pix_json_key(js, "interrupted", &first);
-		g_string_append(js, is_interrupted ? "true" : "false");
-		pix_json_key(js, "exit_status", &first);
-		g_string_append_printf(js, "%d", status);
-		g_string_append(js, "}\n");
-		fputs(js->str, stdout);
+		pix_run_print_json(js, &first, secs, is_interrupted, status);
 		return;
 	}
 	if (is_quiet)
@@ -213,18 +204,7 @@ int pix_cmd_scan(int argc, char **argv)
 	gboolean is_interrupted = FALSE;
 	gboolean is_ok = pix_pipeline_scan(&cfg, writer, &is_interrupted, &error);
 	double secs = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
-
-	if (!is_ok) {
-		pix_error("%s", error->message);
-		g_clear_error(&error);
-	}
-	const char *state;
-	status = pix_run_status(is_ok, is_interrupted, n_bad_roots, &state);
-	if (!pix_store_end_scan(writer, state, status, &error)) {
-		/* a full disk may refuse even this; the work itself is committed */
-		pix_error("%s", error->message);
-		status = PIX_EXIT_FATAL;
-	}
+	status = pix_run_end(writer, is_ok, g_steal_pointer(&error), is_interrupted, n_bad_roots);
 	print_summary(is_json, is_quiet, roots, db, secs, status, is_interrupted, &cfg, devices->str,
 	              pix_store_write_rates(writer));
 	return status;

@@ -62,34 +62,17 @@ static void print_summary(gboolean is_json, gboolean is_quiet, const char *db, d
 		gboolean first = TRUE;
 		pix_json_key(js, "catalog", &first);
 		pix_json_string(js, db);
-		pix_json_key(js, "verified", &first);
-		g_string_append_printf(js, "%" G_GINT64_FORMAT, n_ok + n_bad + n_unreadable);
-		pix_json_key(js, "ok", &first);
-		g_string_append_printf(js, "%" G_GINT64_FORMAT, n_ok);
-		pix_json_key(js, "mismatch", &first);
-		g_string_append_printf(js, "%" G_GINT64_FORMAT, n_bad);
-		pix_json_key(js, "unreadable", &first);
-		g_string_append_printf(js, "%" G_GINT64_FORMAT, n_unreadable);
-		pix_json_key(js, "changed_since_scan", &first);
-		g_string_append_printf(js, "%" G_GINT64_FORMAT, n_stale);
-		pix_json_key(js, "bytes_read", &first);
-		g_string_append_printf(js, "%" G_GINT64_FORMAT, bytes);
-		pix_json_key(js, "catalog_files", &first);
-		g_string_append_printf(js, "%" G_GINT64_FORMAT, cov->n_files);
-		pix_json_key(js, "never_verified", &first);
-		g_string_append_printf(js, "%" G_GINT64_FORMAT, cov->n_never);
-		pix_json_key(js, "never_verified_bytes", &first);
-		g_string_append_printf(js, "%" G_GINT64_FORMAT, cov->bytes_never);
-		pix_json_key(js, "oldest_verified_at", &first);
-		g_string_append_printf(js, "%" G_GINT64_FORMAT, cov->oldest_verified_at);
-		pix_json_key(js, "seconds", &first);
-		g_string_append_printf(js, "%.3f", secs);
-		pix_json_key(js, "interrupted", &first);
-		g_string_append(js, is_interrupted ? "true" : "false");
-		pix_json_key(js, "exit_status", &first);
-		g_string_append_printf(js, "%d", status);
-		g_string_append(js, "}\n");
-		fputs(js->str, stdout);
+		pix_json_int(js, "verified", n_ok + n_bad + n_unreadable, &first);
+		pix_json_int(js, "ok", n_ok, &first);
+		pix_json_int(js, "mismatch", n_bad, &first);
+		pix_json_int(js, "unreadable", n_unreadable, &first);
+		pix_json_int(js, "changed_since_scan", n_stale, &first);
+		pix_json_int(js, "bytes_read", bytes, &first);
+		pix_json_int(js, "catalog_files", cov->n_files, &first);
+		pix_json_int(js, "never_verified", cov->n_never, &first);
+		pix_json_int(js, "never_verified_bytes", cov->bytes_never, &first);
+		pix_json_int(js, "oldest_verified_at", cov->oldest_verified_at, &first);
+		pix_run_print_json(js, &first, secs, is_interrupted, status);
 		return;
 	}
 	if (is_quiet)
@@ -188,18 +171,7 @@ int pix_cmd_verify(int argc, char **argv)
 	gboolean is_interrupted = FALSE;
 	gboolean is_ok = pix_pipeline_verify(&cfg, paths, max_bytes, writer, &is_interrupted, &error);
 	double secs = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
-
-	if (!is_ok) {
-		pix_error("%s", error->message);
-		g_clear_error(&error);
-	}
-	const char *state;
-	status = pix_run_status(is_ok, is_interrupted, n_bad_paths, &state);
-	if (!pix_store_end_scan(writer, state, status, &error)) {
-		pix_error("%s", error->message);
-		g_clear_error(&error);
-		status = PIX_EXIT_FATAL;
-	}
+	status = pix_run_end(writer, is_ok, g_steal_pointer(&error), is_interrupted, n_bad_paths);
 	PixVerifyCoverage cov = { 0 };
 	if (!pix_store_verify_coverage(writer, &cov, &error)) {
 		pix_error("%s", error->message);

@@ -56,3 +56,9 @@ void pix_json_key(GString *out, const char *key, gboolean *is_first)
 	pix_json_string(out, key);
 	g_string_append_c(out, ':');
 }
+
+void pix_json_int(GString *out, const char *key, gint64 v, gboolean *is_first)
+{
+	pix_json_key(out, key, is_first);
+	g_string_append_printf(out, "%" G_GINT64_FORMAT, v);
+}

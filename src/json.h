@@ -17,4 +17,7 @@ void pix_json_string(GString *out, const char *text);
  * first member (pass *is_first, initially TRUE). */
 void pix_json_key(GString *out, const char *key, gboolean *is_first);
 
+/* Appends "key": v (an integer member). */
+void pix_json_int(GString *out, const char *key, gint64 v, gboolean *is_first);
+
 #endif
