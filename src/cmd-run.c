@@ -45,6 +45,35 @@ void pix_run_options_add(GOptionContext *ctx, PixRunOptions *o)
 	g_option_context_add_main_entries(ctx, entries, NULL);
 }
 
+void pix_walk_options_add(GOptionContext *ctx, PixWalkOptions *o)
+{
+	GOptionEntry entries[] = {
+		{ "exclude", 'x', 0, G_OPTION_ARG_FILENAME_ARRAY, &o->excludes, "skip names (or paths, with a '/') matching GLOB; repeatable", "GLOB" },
+		{ "no-default-excludes", 0, 0, G_OPTION_ARG_NONE, &o->is_no_default_excludes, "do not skip .thumbnails, @eaDir, .git and the like", NULL },
+		{ "cross-mounts", 0, 0, G_OPTION_ARG_NONE, &o->is_cross_mounts, "descend into other file systems", NULL },
+		{ NULL, 0, 0, 0, NULL, NULL, NULL }
+	};
+	g_option_context_add_main_entries(ctx, entries, NULL);
+}
+
+void pix_walk_options_clear(PixWalkOptions *o)
+{
+	g_strfreev(o->excludes);
+	o->excludes = NULL;
+}
+
+char **pix_walk_options_excludes(const PixWalkOptions *o)
+{
+	GPtrArray *out = g_ptr_array_new();
+	if (!o->is_no_default_excludes)
+		for (const char *const *d = pix_walk_default_excludes(); *d != NULL; d++)
+			g_ptr_array_add(out, g_strdup(*d));
+	for (char **e = o->excludes; e != NULL && *e != NULL; e++)
+		g_ptr_array_add(out, g_strdup(*e));
+	g_ptr_array_add(out, NULL);
+	return (char **)g_ptr_array_free(out, FALSE);
+}
+
 void pix_run_options_clear(PixRunOptions *o)
 {
 	g_free(o->db);

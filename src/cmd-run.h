@@ -29,6 +29,21 @@ typedef struct {
 	gboolean is_no_wait;
 } PixRunOptions;
 
+/* What the commands that walk (scan, watch) take: which entries to skip,
+ * whether to cross mounts. */
+typedef struct {
+	char **excludes;
+	gboolean is_no_default_excludes;
+	gboolean is_cross_mounts;
+} PixWalkOptions;
+
+/* Adds -x/--exclude, --no-default-excludes and --cross-mounts. */
+void pix_walk_options_add(GOptionContext *ctx, PixWalkOptions *o);
+void pix_walk_options_clear(PixWalkOptions *o);
+/* The exclude patterns: the defaults unless refused, then the user's
+ * (transfer full, NULL-terminated). */
+char **pix_walk_options_excludes(const PixWalkOptions *o);
+
 /* Adds --db, --max-memory, --read-size, --readers, --device-class,
  * --hashers, --limit-rate, --keep-cache, --json, -q, -v, --progress,
  * --no-progress and --no-wait to `ctx`, parsed into `o`. */

@@ -28,9 +28,7 @@
 
 typedef struct {
 	PixRunOptions run;
-	char **excludes;
-	gboolean is_no_default_excludes;
-	gboolean is_cross_mounts;
+	PixWalkOptions walk;
 	gboolean is_quick;
 	char **paths;
 } ScanOptions;
@@ -38,21 +36,8 @@ typedef struct {
 static void options_clear(ScanOptions *o)
 {
 	pix_run_options_clear(&o->run);
-	g_strfreev(o->excludes);
+	pix_walk_options_clear(&o->walk);
 	g_strfreev(o->paths);
-}
-
-/* The exclude patterns: the defaults unless refused, then the user's. */
-static char **exclude_patterns(const ScanOptions *o)
-{
-	GPtrArray *out = g_ptr_array_new();
-	if (!o->is_no_default_excludes)
-		for (const char *const *d = pix_walk_default_excludes(); *d != NULL; d++)
-			g_ptr_array_add(out, g_strdup(*d));
-	for (char **e = o->excludes; e != NULL && *e != NULL; e++)
-		g_ptr_array_add(out, g_strdup(*e));
-	g_ptr_array_add(out, NULL);
-	return (char **)g_ptr_array_free(out, FALSE);
 }
 
 /* "write_rates": [{"catalog_rows": 0, "items": N, "items_per_s": R, "wall_items_per_s": W}, ...] */
@@ -135,9 +120,6 @@ int pix_cmd_scan(int argc, char **argv)
 {
 	ScanOptions o = { 0 };
 	GOptionEntry entries[] = {
-		{ "exclude", 'x', 0, G_OPTION_ARG_FILENAME_ARRAY, &o.excludes, "skip names (or paths, with a '/') matching GLOB; repeatable", "GLOB" },
-		{ "no-default-excludes", 0, 0, G_OPTION_ARG_NONE, &o.is_no_default_excludes, "do not skip .thumbnails, @eaDir, .git and the like", NULL },
-		{ "cross-mounts", 0, 0, G_OPTION_ARG_NONE, &o.is_cross_mounts, "descend into other file systems", NULL },
 		{ "quick", 0, 0, G_OPTION_ARG_NONE, &o.is_quick, "do not list directories whose mtime and ctime are unchanged (misses files edited in place)", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.paths, NULL, "PATH..." },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL }
@@ -148,6 +130,7 @@ int pix_cmd_scan(int argc, char **argv)
 	int status;
 
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	pix_walk_options_add(ctx, &o.walk);
 	pix_run_options_add(ctx, &o.run);
 	g_option_context_set_summary(ctx, "Walks each PATH, reads every new or changed file once (MD5 and metadata)\n"
 	                                  "and records it in the catalog; unchanged files are not opened.");
@@ -164,7 +147,7 @@ int pix_cmd_scan(int argc, char **argv)
 		options_clear(&o);
 		return status;
 	}
-	cfg.walk.is_cross_mounts = o.is_cross_mounts;
+	cfg.walk.is_cross_mounts = o.walk.is_cross_mounts;
 	cfg.is_quick = o.is_quick;
 	gboolean is_json = o.run.is_json, is_quiet = o.run.is_quiet, is_no_wait = o.run.is_no_wait;
 	pix_log_init(is_quiet, o.run.is_verbose);
@@ -172,7 +155,7 @@ int pix_cmd_scan(int argc, char **argv)
 	guint n_bad_roots;
 	g_auto(GStrv) roots = pix_run_canonical_paths(o.paths, "scan", TRUE, &n_bad_roots);
 	g_autofree char *db = o.run.db != NULL ? g_strdup(o.run.db) : pix_cmd_default_db();
-	g_auto(GStrv) excludes = exclude_patterns(&o);
+	g_auto(GStrv) excludes = pix_walk_options_excludes(&o.walk);
 	options_clear(&o);
 	if (roots[0] == NULL)
 		return PIX_EXIT_PARTIAL;

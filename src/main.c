@@ -25,6 +25,7 @@
 
 static const PixCmd commands[] = {
 	{ "scan", pix_cmd_scan, "index directories into the catalog (first import and rescans)" },
+	{ "watch", pix_cmd_watch, "scan, then index what changes as it lands (inotify)" },
 	{ "verify", pix_cmd_verify, "read indexed files again and report content that changed behind size and mtime" },
 	{ "changes", pix_cmd_changes, "list the change log since a sequence number (for front ends)" },
 };

@@ -64,6 +64,8 @@ typedef struct {
 	char **roots;
 	PixQueue *out;
 	PixStore *catalog;      /* --quick: a reader for the walker, else NULL */
+	GHashTable *always_list; /* --quick: paths listed anyway (borrowed) */
+	gint64 trusted_scan_id;
 	GError *error;          /* the catalog failed (--quick) */
 	gint is_done;           /* atomic: the walk has ended */
 } WalkArgs;
@@ -73,9 +75,10 @@ static gboolean walk_is_known(gpointer data, const PixDir *dir, GPtrArray **subd
 {
 	WalkArgs *a = data;
 	gboolean is_known = FALSE;
-	if (a->error != NULL)
+	if (a->error != NULL || (a->always_list != NULL && g_hash_table_contains(a->always_list, dir->path)))
 		return FALSE;
-	if (!pix_store_dir_is_known(a->catalog, dir, &is_known, subdir_names, n_files, &a->error)) {
+	if (!pix_store_dir_is_known(a->catalog, dir, a->trusted_scan_id, &is_known, subdir_names, n_files,
+	                            &a->error)) {
 		pix_request_stop();
 		return FALSE;
 	}
@@ -249,7 +252,8 @@ static void scan_start(gpointer data, PixQueue *to_read, PixQueue *to_store)
 	ScanSource *s = data;
 	s->plan = (PlanArgs){ .cfg = { .catalog = s->plan_reader, .roots = s->cfg->roots, .in = s->listings,
 	                               .to_read = to_read, .to_store = to_store,
-	                               .device_class = s->cfg->device_class } };
+	                               .device_class = s->cfg->device_class, .busy_files = s->cfg->busy_files,
+	                               .mount_roots = s->cfg->mount_roots } };
 	s->walker = g_thread_new("pix-walk", walk_main, &s->walk);
 	s->planner = g_thread_new("pix-plan", plan_main, &s->plan);
 }
@@ -284,7 +288,8 @@ gboolean pix_pipeline_scan(const PixPipelineConfig *cfg, PixStore *writer, gbool
 		return FALSE;
 
 	ScanSource s = { .cfg = cfg, .plan_reader = reader, .listings = pix_queue_new(LISTING_QUEUE, 1) };
-	s.walk = (WalkArgs){ .cfg = cfg->walk, .roots = cfg->roots, .out = s.listings, .catalog = walk_reader };
+	s.walk = (WalkArgs){ .cfg = cfg->walk, .roots = cfg->roots, .out = s.listings, .catalog = walk_reader,
+	                     .always_list = cfg->always_list, .trusted_scan_id = cfg->trusted_scan_id };
 	if (cfg->is_quick) {
 		s.walk.cfg.is_known = walk_is_known;
 		s.walk.cfg.is_known_data = &s.walk;

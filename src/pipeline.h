@@ -30,6 +30,15 @@ typedef struct {
 	gboolean is_progress;     /* show a status line on stderr */
 	gboolean is_quick;        /* the mlocate rule: directories whose mtime and
 	                             ctime are as last listed are not listed */
+	/* for watch: */
+	GHashTable *always_list;  /* --quick: directory paths listed anyway
+	                             (a file in them changed in place), or NULL */
+	gint64 trusted_scan_id;   /* --quick: listings by this run count as
+	                             finished (the watch session's own), or 0 */
+	GHashTable *busy_files;   /* full paths of files still being written:
+	                             plan leaves them for later, or NULL */
+	char **mount_roots;       /* the roots an empty listing of which may be
+	                             an unmounted disk (plan.h); NULL: `roots` */
 } PixPipelineConfig;
 
 /*

@@ -180,9 +180,18 @@ static void plan_unreadable(Plan *p, PixDir *dir, const PixEntry *e, PixFileRow 
 	pix_queue_push(p->cfg->to_store, item);
 }
 
-static gboolean is_root(const PixDir *dir)
+/* Whether an empty `dir` may be an unmounted disk: a root the user gave
+ * (not a directory a watch rescans because files in it were deleted). */
+static gboolean is_guarded_root(const Plan *p, const PixDir *dir)
 {
-	return dir->parent == NULL;
+	if (dir->parent != NULL)
+		return FALSE;
+	if (p->cfg->mount_roots == NULL)
+		return TRUE;
+	for (char **r = p->cfg->mount_roots; *r != NULL; r++)
+		if (strcmp(*r, dir->path) == 0)
+			return TRUE;
+	return FALSE;
 }
 
 static void plan_listing(Plan *p, PixListing *l)
@@ -227,7 +236,7 @@ static void plan_listing(Plan *p, PixListing *l)
 	g_autoptr(GHashTable) listed = g_hash_table_new(g_str_hash, g_str_equal);
 	for (guint i = 0; i < l->entries->len; i++)
 		g_hash_table_add(listed, g_array_index(l->entries, PixEntry, i).name);
-	if (is_root(dir) && l->entries->len == 0 && l->n_subdirs == 0 && dir_id > 0) {
+	if (is_guarded_root(p, dir) && l->entries->len == 0 && l->n_subdirs == 0 && dir_id > 0) {
 		g_autoptr(GPtrArray) below = pix_store_dirs_under(p->cfg->catalog, dir->path, &p->error);
 		if (n_present > 0 || (below != NULL && below->len > 1)) {
 			g_autofree char *q = pix_quote(dir->path);
@@ -255,6 +264,11 @@ static void plan_listing(Plan *p, PixListing *l)
 		if (e->stat_errno != 0 || !S_ISREG(e->st.mode)) {
 			plan_unreadable(p, dir, e, row);
 			continue;
+		}
+		if (p->cfg->busy_files != NULL) {
+			g_autofree char *path = pix_path_join(dir->path, e->name);
+			if (g_hash_table_contains(p->cfg->busy_files, path))
+				continue;   /* still being written: read once it is closed */
 		}
 		if (row != NULL) {
 			if (row->state != PIX_STATE_MISSING && pix_stat_same(&row->st, &e->st) &&

@@ -24,10 +24,16 @@
 typedef struct {
 	PixStore *catalog;      /* a reader (borrowed) */
 	char **roots;           /* the walked roots (borrowed) */
+	char **mount_roots;     /* the roots whose emptiness may mean an unmounted
+	                           disk (nothing is marked missing under an empty
+	                           one); NULL: all of `roots` (borrowed) */
 	PixQueue *in;           /* PixListing */
 	PixQueue *to_read;      /* PixItem to read; plan closes it once */
 	PixQueue *to_store;     /* PixItem to write; plan closes its producer slot once */
 	PixDeviceClass device_class; /* how to order reads (sched.h) */
+	GHashTable *busy_files;  /* full paths of files still being written
+	                            (watch): left as the catalog has them, or
+	                            NULL (borrowed, read-only while plan runs) */
 } PixPlanConfig;
 
 /*

@@ -151,7 +151,7 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_DIR_STAT] =
 		"SELECT d.id, d.dev, d.ino, d.mtime_ns, d.ctime_ns, s.started_at FROM dirs d"
 		" JOIN scans s ON s.id = d.listed_scan_id"
-		" WHERE d.path = ?1 AND d.state = 'ok' AND s.state = 'done'",
+		" WHERE d.path = ?1 AND d.state = 'ok' AND (s.state = 'done' OR s.id = ?2)",
 	/* files present, and of those the ones a scan must read again:
 	 * flagged for a recheck, or regular files never read */
 	[ST_DIR_FILE_COUNTS] =
@@ -1037,7 +1037,9 @@ static gboolean put_content(PixStore *s, PixItem *item, GError **error)
 	if (!put_meta(s, item->row_id, item->meta, error))
 		return FALSE;
 	gboolean is_same = item->has_md5 && item->has_old_md5 && memcmp(item->md5, item->old_md5, 16) == 0;
-	if (is_same && !item->was_missing && item->st.size_bytes == item->old_st.size_bytes &&
+	/* a move already said the file is back: its re-read adds nothing */
+	gboolean is_back = !item->was_missing || item->action == PIX_ACT_MOVE;
+	if (is_same && is_back && item->st.size_bytes == item->old_st.size_bytes &&
 	    item->st.mtime_ns == item->old_st.mtime_ns && item->error == NULL) {
 		/* a recheck (recent mtime, earlier) found nothing new */
 		if (item->action == PIX_ACT_CHANGE)
@@ -1507,8 +1509,8 @@ gboolean pix_store_has_dev(PixStore *s, guint64 dev, gboolean *has, GError **err
 	return TRUE;
 }
 
-gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gboolean *is_known, GPtrArray **subdir_names,
-                                gint64 *n_files, GError **error)
+gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gint64 trusted_scan_id, gboolean *is_known,
+                                GPtrArray **subdir_names, gint64 *n_files, GError **error)
 {
 	sqlite3_stmt *st = stmt(s, ST_DIR_STAT, error);
 	gint64 id = 0, n_to_read = 0;
@@ -1520,6 +1522,7 @@ gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gboolean *is_kno
 	if (st == NULL)
 		return FALSE;
 	bind_path(st, 1, dir->path);
+	sqlite3_bind_int64(st, 2, trusted_scan_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		gint64 listed_ns = sqlite3_column_int64(st, 5) * G_GINT64_CONSTANT(1000000000);
@@ -1759,4 +1762,9 @@ char **pix_store_roots(PixStore *s, GError **error)
 	g_ptr_array_add(out, NULL);
 	g_ptr_array_set_free_func(out, NULL);
 	return (char **)g_ptr_array_free(g_steal_pointer(&out), FALSE);
+}
+
+gint64 pix_store_run_id(PixStore *s)
+{
+	return s->scan_id;
 }

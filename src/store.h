@@ -105,6 +105,8 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
  * it (log.h counters).  On failure the batch is rolled back.
  */
 gboolean pix_store_put(PixStore *s, PixItem *item, GError **error);
+/* The id (scans.id) of the run begun by pix_store_begin_scan(), or 0. */
+gint64 pix_store_run_id(PixStore *s);
 /* Commits the open batch, if any. */
 gboolean pix_store_commit(PixStore *s, GError **error);
 /*
@@ -148,14 +150,15 @@ GPtrArray *pix_store_files_by_inode(PixStore *s, guint64 dev, guint64 ino, GErro
 GPtrArray *pix_store_dirs_under(PixStore *s, const char *root, GError **error);
 /*
  * --quick: whether directory `dir` (path and stat) is as it was when last
- * listed: same device, inode, mtime and ctime, an mtime older than that
- * listing by two seconds, and no file in it that a scan must read (a
+ * listed, by a run that finished (or by run `trusted_scan_id`, a watch
+ * session whose rescans each finish before the next): same device, inode,
+ * mtime and ctime, an mtime older than that listing by two seconds, and no file in it that a scan must read (a
  * recheck, or one never read).  Then *is_known is TRUE, *subdir_names holds
  * the names of its subdirectories the catalog knows (char*, transfer full)
  * and *n_files the number of its files present.
  */
-gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gboolean *is_known, GPtrArray **subdir_names,
-                                gint64 *n_files, GError **error);
+gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gint64 trusted_scan_id, gboolean *is_known,
+                                GPtrArray **subdir_names, gint64 *n_files, GError **error);
 /*
  * verify: calls fn for every file row with an MD5, not missing, not
  * flagged for a recheck, that is a regular file at or below one of `paths`

@@ -1150,13 +1150,17 @@ static void test_dir_is_known(void)
 	put_ok(w, racy);
 	commit_ok(w);
 
-	/* not while the run that listed it has not finished */
-	g_assert_true(pix_store_dir_is_known(r, top, &is_known, &names, &n_files, &error));
+	/* not while the run that listed it has not finished, unless that run
+	 * is the one asking (a watch session) */
+	g_assert_true(pix_store_dir_is_known(r, top, 0, &is_known, &names, &n_files, &error));
 	g_assert_false(is_known);
+	g_assert_true(pix_store_dir_is_known(r, top, pix_store_run_id(w), &is_known, &names, &n_files, &error));
+	g_assert_true(is_known);
+	g_ptr_array_unref(names);
 	g_assert_true(pix_store_end_scan(w, "done", 0, &error));
 	g_assert_no_error(error);
 
-	g_assert_true(pix_store_dir_is_known(r, top, &is_known, &names, &n_files, &error));
+	g_assert_true(pix_store_dir_is_known(r, top, 0, &is_known, &names, &n_files, &error));
 	g_assert_no_error(error);
 	g_assert_true(is_known);
 	g_assert_cmpint(n_files, ==, 2);
@@ -1167,24 +1171,24 @@ static void test_dir_is_known(void)
 	g_ptr_array_unref(names);
 
 	/* a file flagged for a recheck makes its directory be listed */
-	g_assert_true(pix_store_dir_is_known(r, sub, &is_known, &names, &n_files, &error));
+	g_assert_true(pix_store_dir_is_known(r, sub, 0, &is_known, &names, &n_files, &error));
 	g_assert_false(is_known);
 	g_assert_null(names);
 	/* so does an mtime within two seconds of the listing */
-	g_assert_true(pix_store_dir_is_known(r, fresh, &is_known, &names, &n_files, &error));
+	g_assert_true(pix_store_dir_is_known(r, fresh, 0, &is_known, &names, &n_files, &error));
 	g_assert_false(is_known);
 	/* and any difference in mtime, ctime, inode */
 	top->st.ctime_ns++;
-	g_assert_true(pix_store_dir_is_known(r, top, &is_known, &names, &n_files, &error));
+	g_assert_true(pix_store_dir_is_known(r, top, 0, &is_known, &names, &n_files, &error));
 	g_assert_false(is_known);
 	top->st.ctime_ns--;
 	top->st.ino++;
-	g_assert_true(pix_store_dir_is_known(r, top, &is_known, &names, &n_files, &error));
+	g_assert_true(pix_store_dir_is_known(r, top, 0, &is_known, &names, &n_files, &error));
 	g_assert_false(is_known);
 	top->st.ino--;
 	/* a directory the catalog does not know */
 	g_autoptr(PixDir) other = fake_dir("/pix/elsewhere", NULL, 903);
-	g_assert_true(pix_store_dir_is_known(r, other, &is_known, &names, &n_files, &error));
+	g_assert_true(pix_store_dir_is_known(r, other, 0, &is_known, &names, &n_files, &error));
 	g_assert_false(is_known);
 	g_assert_no_error(error);
 	pix_store_free(w);

@@ -1,0 +1,154 @@
+#!/bin/sh
+# photoidx watch: real inotify on real directories.  Files are indexed once
+# complete, new directories lose nothing, renames and deletions are
+# recorded, an overflow or a low watch limit still ends with everything
+# indexed, and SIGTERM ends the session cleanly.
+. "$(dirname "$0")/lib.sh"
+
+# until SQL gives WANT (up to 30 s)
+wait_for() {
+	i=0
+	while [ $i -lt 300 ]; do
+		[ "$(sqlite3 "$DB" "$1" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "waited 30 s for [$1] = $2, got $(sqlite3 "$DB" "$1" 2>&1)" >&2
+	return 1
+}
+
+# the watcher outlives the test that starts it (each test is a subshell):
+# its pid and, once it ends, its exit status are kept in files
+start_watch() {
+	# one left running by a failed test would hold the catalog
+	[ -s watch.pid ] && [ ! -s watch.rc ] && stop_watch
+	rm -f watch.rc watch.pid
+	( set +e; sh -c 'echo $$ >watch.pid; exec "$0" "$@"' "$PHOTOIDX" watch --db "$DB" --settle 0.3 "$@" \
+		>watch.out 2>watch.err; echo $? >watch.rc ) &
+	wait_for "select count(*) from scans where command = 'watch' and state = 'running'" 1
+}
+
+stop_watch() {
+	kill -TERM "$(cat watch.pid)" 2>/dev/null
+	i=0; while [ ! -s watch.rc ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -s watch.rc ] || { echo "the watcher (pid $(cat watch.pid)) did not end:"; ps -o pid,stat,wchan:20,cmd -p "$(cat watch.pid)"; cat watch.err; }
+	test -s watch.rc
+}
+
+test_expect_success 'setup: a library, watched' '
+	mkdir -p lib/a && echo old >lib/a/old.txt && age lib &&
+	start_watch lib &&
+	wait_for "select count(*) from files" 1
+'
+
+test_expect_success 'a file written slowly is indexed once, complete, with its final MD5' '
+	{ echo part1; sleep 0.8; echo part2; sleep 0.8; echo part3; } >lib/a/slow.txt &&
+	wait_for "select md5 from file_info where name = '\''slow.txt'\''" "$(md5sum <lib/a/slow.txt | cut -c1-32)" &&
+	sleep 1 &&
+	test "$(q "select group_concat(kind) from changes where file_id = (select id from files where name = '\''slow.txt'\'')")" = added
+'
+
+test_expect_success 'files created in a brand-new directory right after mkdir are all indexed' '
+	mkdir lib/new && echo 1 >lib/new/one && mkdir lib/new/deeper && echo 2 >lib/new/deeper/two &&
+	mkdir -p lib/new/deeper/deepest && echo 3 >lib/new/deeper/deepest/three &&
+	wait_for "select count(*) from file_info where path like '\''$TRASH/lib/new/%'\'' and state = '\''ok'\''" 3
+'
+
+test_expect_success 'cp -r of 2,000 files: every one arrives, with the right MD5' '
+	mkdir -p src/card && i=0 && while [ $i -lt 2000 ]; do echo "photo $i" >src/card/IMG_$i.JPG; i=$((i + 1)); done &&
+	cp -r src/card lib/card &&
+	wait_for "select count(*) from file_info where dir = '\''$TRASH/lib/card'\'' and state = '\''ok'\''" 2000 &&
+	q "select md5 || \"  \" || path from file_info where dir = \"$TRASH/lib/card\"" >sums && md5sum -c --quiet sums
+'
+
+test_expect_success 'a rename is a move (not read again), a deletion a missing file' '
+	id=$(q "select id from files where name = '\''one'\''") &&
+	mv lib/new/one lib/a/one-renamed && rm lib/a/old.txt &&
+	wait_for "select id || state from file_info where path = '\''$TRASH/lib/a/one-renamed'\''" "${id}ok" &&
+	wait_for "select state from file_info where name = '\''old.txt'\''" missing &&
+	test "$(q "select kind from changes where file_id = $id order by seq desc limit 1")" = moved
+'
+
+test_expect_success 'a directory moved out of the tree: its files are missing' '
+	mv lib/new/deeper outside &&
+	wait_for "select count(*) from file_info where path like '\''$TRASH/lib/new/deeper/%'\'' and state = '\''missing'\''" 2
+'
+
+test_expect_success 'a directory renamed within the tree keeps its records and its watch' '
+	mv lib/card lib/card-2024 &&
+	wait_for "select count(*) from file_info where dir = '\''$TRASH/lib/card-2024'\'' and state = '\''ok'\''" 2000 &&
+	echo late >lib/card-2024/late.txt &&
+	wait_for "select count(*) from file_info where path = '\''$TRASH/lib/card-2024/late.txt'\''" 1 &&
+	test "$(q "select count(*) from file_info where dir = '\''$TRASH/lib/card'\'' and state <> '\''missing'\''")" = 0
+'
+
+test_expect_success 'SIGTERM commits and ends the session (exit 130), the catalog sound' '
+	stop_watch && echo "exit $(cat watch.rc); scans: $(q "select group_concat(command || state) from scans")" &&
+	test "$(cat watch.rc)" = 130 &&
+	test "$(q "select state from scans where command = '\''watch'\''")" = interrupted &&
+	test "$(q "pragma integrity_check")" = ok
+'
+
+test_expect_success 'the watched catalog equals a fresh scan of the same tree' '
+	cp "$DB" fresh.db && rm -f fresh.db-wal fresh.db-shm &&
+	px scan --db fresh.db --json lib >s.json &&
+	test "$(jq -c "[.new, .changed, .moved, .missing]" s.json)" = "[0,0,0,0]"
+'
+
+if [ "$(id -u)" = 0 ] && [ -w /proc/sys/fs/inotify/max_queued_events ]; then
+	test_expect_success 'a queue overflow ends with the catalog equal to a fresh scan' '
+		old=$(cat /proc/sys/fs/inotify/max_queued_events) &&
+		echo 16 >/proc/sys/fs/inotify/max_queued_events &&
+		rc=0 && { start_watch -v --readers 1 --limit-rate 1M lib || rc=1; } &&
+		i=0 && while ! grep -q "^photoidx: watching" watch.err && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done &&
+		echo "$old" >/proc/sys/fs/inotify/max_queued_events &&
+		test $rc = 0 &&
+		head -c 2500000 /dev/urandom >lib/big.bin && sleep 1 &&
+		i=0 && while [ $i -lt 300 ]; do echo "b $i" >lib/a/burst$i; i=$((i + 1)); done &&
+		wait_for "select count(*) from file_info where name like '\''burst%'\''" 300 &&
+		stop_watch &&
+		{ grep -q "overflowed" watch.err || { echo "no overflow:"; cat watch.err; false; }; } &&
+		cp "$DB" fresh.db && rm -f fresh.db-wal fresh.db-shm &&
+		px scan --db fresh.db --json lib >s.json &&
+		test "$(jq -c "[.new, .changed, .moved, .missing]" s.json)" = "[0,0,0,0]"
+	'
+else
+	test_skip 'a queue overflow ends with the catalog equal to a fresh scan' 'needs root to lower max_queued_events'
+fi
+
+if [ "$(id -u)" = 0 ] && [ -w /proc/sys/fs/inotify/max_user_watches ]; then
+	test_expect_success 'with the watch limit reached: said once, and unwatched trees kept current' '
+		mkdir -p lim && i=0 && while [ $i -lt 30 ]; do mkdir -p lim/d$i; i=$((i + 1)); done &&
+		old=$(cat /proc/sys/fs/inotify/max_user_watches) &&
+		used=$(cat /proc/[0-9]*/fdinfo/* 2>/dev/null | grep -c "^inotify wd:" || true) &&
+		echo $((used + 5)) >/proc/sys/fs/inotify/max_user_watches &&
+		rc=0 && { start_watch --rescan-interval 1 lim || rc=1; } &&
+		i=0 && while [ $i -lt 30 ]; do echo "x $i" >lim/d$i/f; i=$((i + 1)); done &&
+		{ wait_for "select count(*) from file_info where path like '\''$TRASH/lim/d%/f'\'' and state = '\''ok'\''" 30 || rc=1; } &&
+		{ stop_watch || rc=1; } &&
+		echo "$old" >/proc/sys/fs/inotify/max_user_watches &&
+		echo "watches in use before: $used; rc $rc; the watcher said:" && cat watch.err &&
+		test $rc = 0 &&
+		test "$(grep -c "watch limit is reached" watch.err)" = 1 &&
+		grep -q "sysctl fs.inotify.max_user_watches" watch.err
+	'
+else
+	test_skip 'with the watch limit reached: said once, and unwatched trees kept current' 'needs root to lower max_user_watches'
+fi
+
+test_expect_success 'a deleted root is reported, not fatal: the other root is still watched' '
+	mkdir -p r1 r2 && echo a >r1/a && echo b >r2/b && age r1 r2 &&
+	rm -f "$DB"* && start_watch r1 r2 &&
+	wait_for "select count(*) from files" 2 &&
+	rm -rf r1 && sleep 0.5 && echo c >r2/c &&
+	wait_for "select count(*) from file_info where name = '\''c'\''" 1 &&
+	kill -0 "$(cat watch.pid)" &&
+	stop_watch && grep -q "r1.* is gone" watch.err
+'
+
+test_expect_success 'usage errors' '
+	test_expect_code 64 px watch --db "$DB" &&
+	test_expect_code 64 px watch --db "$DB" --settle -1 lib
+'
+
+test_done
