@@ -50,12 +50,29 @@ if command -v systemd-analyze >/dev/null; then
 		mkdir -p units rt &&
 		for f in "$UNITS"/*; do sed "s|/usr/local/bin/photoidx|$PHOTOIDX|" "$f" >units/$(basename "$f"); done &&
 		XDG_RUNTIME_DIR="$TRASH/rt" systemd-analyze verify --man=no units/photoidx-scan.service \
-			units/photoidx-verify.service units/photoidx-nightly.timer 2>err &&
+			units/photoidx-verify.service units/photoidx-nightly.timer units/photoidx-watch.service 2>err &&
 		! grep -v "^$" err
 	'
 else
 	test_skip 'systemd-analyze verify accepts the units' 'systemd-analyze is not installed'
 fi
+
+test_expect_success 'the watch unit runs the watcher on the library, and SIGTERM (systemctl stop) ends it cleanly' '
+	f="$UNITS/photoidx-watch.service" &&
+	grep -q "^SuccessExitStatus=130" "$f" &&
+	envs=$(sed -n "s/^Environment=//p" "$f" | sed "s|%h|$TRASH/home|g") &&
+	exec=$(sed -n "s/^ExecStart=//p" "$f") &&
+	rm -rf home/.local &&
+	( set +e; run_installed "$envs; exec $exec"; echo $? >watch.rc ) &
+	db="$TRASH/home/.local/share/photoidx/catalog.db" &&
+	i=0 && until [ "$(sqlite3 "$db" "select count(*) from files" 2>/dev/null)" = 3 ] || [ $i -gt 100 ]; do sleep 0.1; i=$((i + 1)); done &&
+	echo new >home/Pictures/2024/new.txt &&
+	i=0 && until [ "$(sqlite3 "$db" "select count(*) from files" 2>/dev/null)" = 4 ] || [ $i -gt 100 ]; do sleep 0.1; i=$((i + 1)); done &&
+	pkill -TERM -f "photoidx watch -q $TRASH/home/Pictures" &&
+	i=0 && until [ -s watch.rc ] || [ $i -gt 100 ]; do sleep 0.1; i=$((i + 1)); done &&
+	test "$(cat watch.rc)" = 130 &&
+	test "$(sqlite3 "$db" "select count(*) from files")" = 4
+'
 
 test_expect_success 'the README and the man page point at contrib/' '
 	grep -q "contrib/photoidx.cron" "$REPO/README.md" &&
