@@ -273,6 +273,62 @@ for c in $CORPORA; do
 	run_corpus "$c"
 done
 
+# --- watch: latency and the rate of a copy ----------------------------------
+#
+# A `photoidx watch` of an empty tree (default --settle 0.5).  Latency is
+# from a file's close to its row being visible to a reader of the catalog
+# (bench/watch-latency.c polls it every 2 ms): 1,000 files written one
+# every 20 ms (a stream: the directory is never quiet) and 40 written one
+# every 700 ms (each alone).  Then `cp -r` of BENCH_WATCH_FILES (10,000)
+# 16 KiB JPEGs into the tree, timed from the start of the copy until every
+# file has its row.
+WATCH_FILES=${BENCH_WATCH_FILES:-10000}
+rm -f "$BENCH_DIR/watch.txt"
+run_watch() {
+	wdir="$BENCH_DIR/watch"
+	rm -rf "$wdir" && mkdir -p "$wdir/lib/stream" "$wdir/lib/single" "$wdir/src/card"
+	cc -O2 -o "$BENCH_DIR/watch-latency" "$REPO/bench/watch-latency.c" -lsqlite3 -pthread ||
+		{ log "cannot build bench/watch-latency.c"; return; }
+	"$MKFIXTURE" jpeg "$wdir/src/card/IMG_%05d.JPG" --count "$WATCH_FILES" --size 16384 --width 256 --height 192 \
+		--make Canon --model "EOS R6" --date "2024:06:01 12:00:00" || return
+	db="$wdir/catalog.db"
+	"$PHOTOIDX" watch -q --db "$db" "$wdir/lib" 2>"$BENCH_DIR/watch.err" &
+	wpid=$!
+	i=0
+	until [ "$(sqlite3 "$db" "select count(*) from scans where state = 'running'" 2>/dev/null)" = 1 ] || [ $i -gt 300 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	sleep 1
+	log "watch: latency, a stream of 1000 files"
+	"$BENCH_DIR/watch-latency" "$db" "$wdir/lib/stream" 1000 20 >"$BENCH_DIR/watch-stream.txt"
+	log "watch: latency, 40 files one at a time"
+	"$BENCH_DIR/watch-latency" "$db" "$wdir/lib/single" 40 700 >"$BENCH_DIR/watch-single.txt"
+	log "watch: cp -r of $WATCH_FILES files"
+	start=$(date +%s.%N)
+	cp -r "$wdir/src/card" "$wdir/lib/card"
+	copied=$(date +%s.%N)
+	i=0
+	until [ "$(sqlite3 "$db" "select count(*) from file_info where dir = '$wdir/lib/card'" 2>/dev/null)" = "$WATCH_FILES" ] ||
+	      [ $i -gt 6000 ]; do
+		sleep 0.05; i=$((i + 1))
+	done
+	done_at=$(date +%s.%N)
+	n=$(sqlite3 "$db" "select count(*) from file_info where dir = '$wdir/lib/card'")
+	kill -TERM "$wpid"; wait "$wpid" || true
+	{
+		echo "Watch (\`photoidx watch\`, default --settle 0.5 s), from a file's close to its row in the catalog:"
+		echo "a stream of $(cat "$BENCH_DIR/watch-stream.txt");"
+		echo "files written alone, $(cut -d: -f2- "$BENCH_DIR/watch-single.txt")."
+		awk -v s="$start" -v c="$copied" -v d="$done_at" -v n="$n" -v want="$WATCH_FILES" 'BEGIN {
+			printf "`cp -r` of %d files of 16 KiB: the copy took %.2f s, every row was in the catalog %.2f s after it began (%.0f files/s), %.2f s after the copy ended; %d of %d indexed.\n",
+				want, c - s, d - s, n / (d - s), d - c, n, want }'
+	} >"$BENCH_DIR/watch.txt"
+	rm -rf "$wdir"
+}
+if [ "${BENCH_WATCH:-1}" = 1 ]; then
+	run_watch
+fi
+
 # --- report -----------------------------------------------------------------
 
 report() {
@@ -307,6 +363,10 @@ report() {
 	awk '$1 == "card" && $2 == "warm" && $3 == "photoidx_meta" { m = $4 } $1 == "card" && $2 == "warm" && $3 == "photoidx_scan" { s = $4 }
 		$1 == "card" && $2 == "warm" && $3 == "exiftool" { e = $4 }
 		END { if (m != "" && m > 0) printf "\nMetadata of the card: exiftool -fast2 %.2f s; photoidx spends %.3f s of processor time reading headers and EXIF (%.0fx faster) and %.2f s checking that each image reaches its end marker (a damage check exiftool does not make).\n", e, m, e / m, s }' "$RESULTS"
+	if [ -f "$BENCH_DIR/watch.txt" ]; then
+		echo
+		cat "$BENCH_DIR/watch.txt"
+	fi
 	echo
 	echo "![make bench](bench.png)"
 }

@@ -84,7 +84,7 @@ int pix_cmd_watch(int argc, char **argv)
 	pix_log_init(o.run.is_quiet, o.run.is_verbose);
 	PixWatchConfig wcfg = {
 		.settle_us = (gint64)(o.settle_s * G_USEC_PER_SEC),
-		.max_delay_us = MAX((gint64)(o.settle_s * G_USEC_PER_SEC) * 4, 2 * G_USEC_PER_SEC),
+		.max_delay_us = MAX((gint64)(o.settle_s * G_USEC_PER_SEC) * 2, G_USEC_PER_SEC / 4),
 		.rescan_us = (gint64)(o.rescan_s * G_USEC_PER_SEC),
 	};
 
