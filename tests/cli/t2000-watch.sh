@@ -23,7 +23,7 @@ start_watch() {
 	# one left running by a failed test would hold the catalog
 	[ -s watch.pid ] && [ ! -s watch.rc ] && stop_watch
 	rm -f watch.rc watch.pid
-	( set +e; sh -c 'echo $$ >watch.pid; exec "$0" "$@"' "$PHOTOIDX" watch --db "$DB" --settle 0.3 "$@" \
+	( set +e; sh -c 'echo $$ >watch.pid; exec "$0" "$@"' "$PHOTOIDX" watch -v --db "$DB" --settle 0.3 "$@" \
 		>watch.out 2>watch.err; echo $? >watch.rc ) &
 	wait_for "select count(*) from scans where command = 'watch' and state = 'running'" 1
 }
@@ -54,12 +54,16 @@ test_expect_success 'files created in a brand-new directory right after mkdir ar
 	wait_for "select count(*) from file_info where path like '\''$TRASH/lib/new/%'\'' and state = '\''ok'\''" 3
 '
 
-test_expect_success 'cp -r of 2,000 files: every one arrives, with the right MD5' '
+test_expect_success 'cp -r of 2,000 files: every one arrives, with the right MD5, in a few rescans' '
 	mkdir -p src/card && i=0 && while [ $i -lt 2000 ]; do echo "photo $i" >src/card/IMG_$i.JPG; i=$((i + 1)); done &&
+	n0=$(grep -c "rescanning" watch.err) &&
 	cp -r src/card lib/card &&
 	wait_for "select count(*) from file_info where dir = '\''$TRASH/lib/card'\'' and state = '\''ok'\''" 2000 &&
-	q "select md5 || \"  \" || path from file_info where dir = \"$TRASH/lib/card\"" >sums && md5sum -c --quiet sums
+	q "select md5 || \"  \" || path from file_info where dir = \"$TRASH/lib/card\"" >sums && md5sum -c --quiet sums &&
+	n1=$(grep -c "rescanning" watch.err) && echo "rescans: $((n1 - n0))" &&
+	test $((n1 - n0)) -le 4
 '
+
 
 test_expect_success 'a rename is a move (not read again), a deletion a missing file' '
 	id=$(q "select id from files where name = '\''one'\''") &&
