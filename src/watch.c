@@ -370,6 +370,13 @@ static void take_due(PixWatch *w, gint64 now, PixWatchBatch *batch)
 		Dirty *d = value;
 		if (now < d->due_us && now - d->first_us < w->cfg.max_delay_us)
 			continue;
+		struct stat st;
+		if (pix_path_lstat(key, &st) != 0 && errno == ENOENT) {
+			/* deleted or moved away since: its parent's rescan (its
+			 * own event made it due) finds what it held gone */
+			g_hash_table_iter_remove(&it);
+			continue;
+		}
 		g_ptr_array_add(due, g_strdup(key));
 		g_hash_table_add(batch->always_list, g_strdup(key));
 		batch->is_full |= d->is_full;
