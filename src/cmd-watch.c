@@ -128,7 +128,7 @@ int pix_cmd_watch(int argc, char **argv)
 	g_auto(GStrv) watch_roots = g_strdupv(roots);
 	cfg.mount_roots = watch_roots;
 	gboolean is_interrupted = FALSE;
-	gboolean is_ok = pix_pipeline_scan(&cfg, writer, &is_interrupted, &error);
+	gboolean is_ok = pix_pipeline_scan(&cfg, writer, &is_interrupted, &error) && pix_store_end_pass(writer, &error);
 	PixWatchBatch batch = { 0 };
 	while (is_ok && !is_interrupted && pix_watch_next(watch, &batch)) {
 		cfg.roots = batch.roots;
@@ -136,7 +136,7 @@ int pix_cmd_watch(int argc, char **argv)
 		cfg.always_list = batch.always_list;
 		g_autofree char *first = pix_quote(batch.roots[0]);
 		pix_info("rescanning '%s'%s", first, batch.roots[1] != NULL ? " and more" : "");
-		is_ok = pix_pipeline_scan(&cfg, writer, &is_interrupted, &error);
+		is_ok = pix_pipeline_scan(&cfg, writer, &is_interrupted, &error) && pix_store_end_pass(writer, &error);
 		pix_watch_batch_clear(&batch);
 	}
 	pix_watch_batch_clear(&batch);

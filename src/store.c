@@ -1768,3 +1768,12 @@ gint64 pix_store_run_id(PixStore *s)
 {
 	return s->scan_id;
 }
+
+gboolean pix_store_end_pass(PixStore *s, GError **error)
+{
+	g_assert(!s->in_batch);
+	if (!ensure_md5_index(s, error))
+		return FALSE;
+	s->rows_before_run = s->catalog_rows;
+	return TRUE;
+}

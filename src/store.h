@@ -105,6 +105,14 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
  * it (log.h counters).  On failure the batch is rolled back.
  */
 gboolean pix_store_put(PixStore *s, PixItem *item, GError **error);
+/*
+ * For a run made of several passes (watch): what is committed so far
+ * counts as from before the next pass (a file moved later may be found by
+ * its MD5 among those rows), and the MD5 index a first import went without
+ * is built now.
+ */
+gboolean pix_store_end_pass(PixStore *s, GError **error);
+
 /* The id (scans.id) of the run begun by pix_store_begin_scan(), or 0. */
 gint64 pix_store_run_id(PixStore *s);
 /* Commits the open batch, if any. */

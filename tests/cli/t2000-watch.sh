@@ -73,6 +73,14 @@ test_expect_success 'a rename is a move (not read again), a deletion a missing f
 	test "$(q "select kind from changes where file_id = $id order by seq desc limit 1")" = moved
 '
 
+test_expect_success 'a copy then delete (a move by a file manager) keeps the record, by MD5' '
+	test "$(q "select count(*) from sqlite_schema where name = '\''files_by_md5'\''")" = 1 &&
+	id=$(q "select id from files where name = '\''slow.txt'\''") &&
+	cp lib/a/slow.txt lib/new/slow-copy.txt && rm lib/a/slow.txt &&
+	wait_for "select id || state from file_info where name = '\''slow-copy.txt'\''" "${id}ok" &&
+	test "$(q "select kind from changes where file_id = $id order by seq desc limit 1")" = moved
+'
+
 test_expect_success 'a directory moved out of the tree: its files are missing' '
 	mv lib/new/deeper outside &&
 	wait_for "select count(*) from file_info where path like '\''$TRASH/lib/new/deeper/%'\'' and state = '\''missing'\''" 2
