@@ -9,6 +9,7 @@
 #include "cmd-run.h"
 #include "json.h"
 #include "log.h"
+#include "md5-lanes.h"
 #include "path.h"
 
 #include <errno.h>
@@ -225,4 +226,47 @@ void pix_run_print_json(GString *js, gboolean *is_first, double secs, gboolean i
 	pix_json_int(js, "exit_status", status, is_first);
 	g_string_append(js, "}\n");
 	fputs(js->str, stdout);
+}
+
+PixStore *pix_run_begin(const char *command, const char *db, char **roots, char **excludes, gboolean is_no_wait,
+                        PixPipelineConfig *cfg, GString *devices, char ***companions, int *status)
+{
+	g_autoptr(GError) error = NULL;
+
+	pix_pipeline_install_signals();
+	g_autoptr(PixStore) writer = pix_store_open(db, PIX_STORE_WRITE, is_no_wait, &error);
+	if (writer == NULL) {
+		pix_error("%s", error->message);
+		*status = pix_pipeline_stop_signal() != 0 ? PIX_EXIT_INTERRUPTED : PIX_EXIT_FATAL;
+		return NULL;
+	}
+	g_autofree char *db_real = realpath(db, NULL);
+	*companions = pix_store_companion_paths(db_real != NULL ? db_real : db);
+	cfg->device_class = pix_run_device_class(roots, cfg->device_class, devices);
+	if (cfg->read.n_readers == 0)
+		cfg->read.n_readers = pix_sched_readers(cfg->device_class);
+	pix_info("reading as for a %s device: %u readers, %u MD5 lanes", pix_device_class_name(cfg->device_class),
+	         cfg->read.n_readers, pix_md5_lane_count());
+	cfg->roots = roots;
+	cfg->db_path = db;
+	cfg->walk.excludes = excludes;
+	cfg->walk.exclude_paths = *companions;
+	if (!pix_store_begin_scan(writer, command, roots, &error)) {
+		pix_error("%s", error->message);
+		*status = PIX_EXIT_FATAL;
+		return NULL;
+	}
+	*status = PIX_EXIT_OK;
+	return g_steal_pointer(&writer);
+}
+
+int pix_run_parse(const char *cmd, GOptionContext *ctx, int argc, char **argv, char ***paths,
+                  gboolean is_path_required, const PixRunOptions *o, PixPipelineConfig *cfg)
+{
+	g_autoptr(GError) error = NULL;
+	if (!g_option_context_parse(ctx, &argc, &argv, &error))
+		return pix_cmd_usage_error(cmd, "%s", error->message);
+	if (is_path_required && (*paths == NULL || (*paths)[0] == NULL))
+		return pix_cmd_usage_error(cmd, "no PATH to %s", cmd);
+	return pix_run_configure(cmd, o, cfg);
 }

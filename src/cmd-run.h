@@ -50,6 +50,15 @@ char **pix_walk_options_excludes(const PixWalkOptions *o);
 void pix_run_options_add(GOptionContext *ctx, PixRunOptions *o);
 void pix_run_options_clear(PixRunOptions *o);
 
+/*
+ * Parses the command line of `cmd` with `ctx` (its entries store the
+ * remaining arguments in *paths), requires a PATH when `is_path_required`,
+ * and checks the run options into `cfg` (pix_run_configure).  Returns
+ * PIX_EXIT_OK, or PIX_EXIT_USAGE after saying why.
+ */
+int pix_run_parse(const char *cmd, GOptionContext *ctx, int argc, char **argv, char ***paths,
+                  gboolean is_path_required, const PixRunOptions *o, PixPipelineConfig *cfg);
+
 /* Checks the options of command `cmd` and fills cfg->read, n_hashers,
  * device_class (forced, or PIX_DEVICE_UNKNOWN), batches and is_progress.
  * Returns PIX_EXIT_OK, or PIX_EXIT_USAGE after saying why. */
@@ -69,6 +78,17 @@ char **pix_run_canonical_paths(char **paths, const char *verb, gboolean is_dirs_
  * path's device and class go to `devices` as JSON objects.
  */
 PixDeviceClass pix_run_device_class(char **paths, PixDeviceClass forced, GString *devices);
+
+/*
+ * Begins a run of `command` that walks `roots`: takes the catalog `db` as
+ * its writer (waiting, unless is_no_wait), fills cfg's db_path, roots,
+ * device class and readers (per the roots' devices, into `devices` as
+ * JSON) and walk excludes (the patterns and the catalog's own files, kept
+ * in *companions, which must outlive cfg), and records the run's start.
+ * NULL with *status set (and the reason printed) when it cannot.
+ */
+PixStore *pix_run_begin(const char *command, const char *db, char **roots, char **excludes, gboolean is_no_wait,
+                        PixPipelineConfig *cfg, GString *devices, char ***companions, int *status);
 
 /* Ends a --json summary (`js` holds the opening brace and members so far):
  * appends seconds, interrupted and exit_status, closes it and prints it. */

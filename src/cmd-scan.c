@@ -134,16 +134,7 @@ int pix_cmd_scan(int argc, char **argv)
 	pix_run_options_add(ctx, &o.run);
 	g_option_context_set_summary(ctx, "Walks each PATH, reads every new or changed file once (MD5 and metadata)\n"
 	                                  "and records it in the catalog; unchanged files are not opened.");
-	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-		status = pix_cmd_usage_error("scan", "%s", error->message);
-		options_clear(&o);
-		return status;
-	}
-	if (o.paths == NULL || o.paths[0] == NULL) {
-		options_clear(&o);
-		return pix_cmd_usage_error("scan", "no PATH to scan");
-	}
-	if ((status = pix_run_configure("scan", &o.run, &cfg)) != PIX_EXIT_OK) {
+	if ((status = pix_run_parse("scan", ctx, argc, argv, &o.paths, TRUE, &o.run, &cfg)) != PIX_EXIT_OK) {
 		options_clear(&o);
 		return status;
 	}
@@ -160,29 +151,12 @@ int pix_cmd_scan(int argc, char **argv)
 	if (roots[0] == NULL)
 		return PIX_EXIT_PARTIAL;
 
-	pix_pipeline_install_signals();
-	g_autoptr(PixStore) writer = pix_store_open(db, PIX_STORE_WRITE, is_no_wait, &error);
-	if (writer == NULL) {
-		pix_error("%s", error->message);
-		return pix_pipeline_stop_signal() != 0 ? PIX_EXIT_INTERRUPTED : PIX_EXIT_FATAL;
-	}
-	g_autofree char *db_real = realpath(db, NULL);
-	g_auto(GStrv) companions = pix_store_companion_paths(db_real != NULL ? db_real : db);
+	g_auto(GStrv) companions = NULL;
 	g_autoptr(GString) devices = g_string_new(NULL);
-	cfg.device_class = pix_run_device_class(roots, cfg.device_class, devices);
-	if (cfg.read.n_readers == 0)
-		cfg.read.n_readers = pix_sched_readers(cfg.device_class);
-	pix_info("reading as for a %s device: %u readers, %u MD5 lanes", pix_device_class_name(cfg.device_class),
-	         cfg.read.n_readers, pix_md5_lane_count());
-	cfg.roots = roots;
-	cfg.db_path = db;
-	cfg.walk.excludes = excludes;
-	cfg.walk.exclude_paths = companions;
-
-	if (!pix_store_begin_scan(writer, "scan", roots, &error)) {
-		pix_error("%s", error->message);
-		return PIX_EXIT_FATAL;
-	}
+	g_autoptr(PixStore) writer = pix_run_begin("scan", db, roots, excludes, is_no_wait, &cfg, devices, &companions,
+	                                           &status);
+	if (writer == NULL)
+		return status;
 	gint64 start = g_get_monotonic_time();
 	gboolean is_interrupted = FALSE;
 	gboolean is_ok = pix_pipeline_scan(&cfg, writer, &is_interrupted, &error);

@@ -113,12 +113,7 @@ int pix_cmd_verify(int argc, char **argv)
 	g_option_context_set_summary(ctx, "Reads the catalog's files (those under each PATH, or all) again, the ones\n"
 	                                  "verified longest ago first, and reports every file whose content no\n"
 	                                  "longer has its stored MD5 while its size and mtime are unchanged.");
-	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-		status = pix_cmd_usage_error("verify", "%s", error->message);
-		options_clear(&o);
-		return status;
-	}
-	if ((status = pix_run_configure("verify", &o.run, &cfg)) != PIX_EXIT_OK) {
+	if ((status = pix_run_parse("verify", ctx, argc, argv, &o.paths, FALSE, &o.run, &cfg)) != PIX_EXIT_OK) {
 		options_clear(&o);
 		return status;
 	}

@@ -61,22 +61,13 @@ int pix_cmd_watch(int argc, char **argv)
 	pix_run_options_add(ctx, &o.run);
 	g_option_context_set_summary(ctx, "Scans each PATH as 'photoidx scan' does, then watches the trees with inotify\n"
 	                                  "and indexes new, changed, moved and deleted files as they settle.");
-	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-		status = pix_cmd_usage_error("watch", "%s", error->message);
+	if ((status = pix_run_parse("watch", ctx, argc, argv, &o.paths, TRUE, &o.run, &cfg)) != PIX_EXIT_OK) {
 		options_clear(&o);
 		return status;
-	}
-	if (o.paths == NULL || o.paths[0] == NULL) {
-		options_clear(&o);
-		return pix_cmd_usage_error("watch", "no PATH to watch");
 	}
 	if (!(o.settle_s >= 0 && o.settle_s <= 3600 && o.rescan_s >= 1 && o.rescan_s <= 86400)) {
 		options_clear(&o);
 		return pix_cmd_usage_error("watch", "--settle must be 0..3600 and --rescan-interval 1..86400 seconds");
-	}
-	if ((status = pix_run_configure("watch", &o.run, &cfg)) != PIX_EXIT_OK) {
-		options_clear(&o);
-		return status;
 	}
 	cfg.walk.is_cross_mounts = o.walk.is_cross_mounts;
 	cfg.is_progress = FALSE;
@@ -96,33 +87,18 @@ int pix_cmd_watch(int argc, char **argv)
 	if (roots[0] == NULL)
 		return PIX_EXIT_PARTIAL;
 
-	pix_pipeline_install_signals();
-	g_autoptr(PixStore) writer = pix_store_open(db, PIX_STORE_WRITE, is_no_wait, &error);
-	if (writer == NULL) {
-		pix_error("%s", error->message);
-		return pix_pipeline_stop_signal() != 0 ? PIX_EXIT_INTERRUPTED : PIX_EXIT_FATAL;
-	}
-	g_autofree char *db_real = realpath(db, NULL);
-	g_auto(GStrv) companions = pix_store_companion_paths(db_real != NULL ? db_real : db);
+	g_auto(GStrv) companions = NULL;
 	g_autoptr(GString) devices = g_string_new(NULL);
-	cfg.device_class = pix_run_device_class(roots, cfg.device_class, devices);
-	if (cfg.read.n_readers == 0)
-		cfg.read.n_readers = pix_sched_readers(cfg.device_class);
-	cfg.db_path = db;
-	cfg.walk.excludes = excludes;
-	cfg.walk.exclude_paths = companions;
-
-	if (!pix_store_begin_scan(writer, "watch", roots, &error)) {
-		pix_error("%s", error->message);
-		return PIX_EXIT_FATAL;
-	}
+	g_autoptr(PixStore) writer = pix_run_begin("watch", db, roots, excludes, is_no_wait, &cfg, devices, &companions,
+	                                           &status);
+	if (writer == NULL)
+		return status;
 	PixWatch *watch = pix_watch_new(roots, &cfg.walk, &wcfg, &error);
 	if (watch == NULL)
 		return pix_run_end(writer, FALSE, g_steal_pointer(&error), FALSE, n_bad_roots);
 	pix_info("watching %u directories", pix_watch_count(watch));
 
 	/* the first scan, then a rescan per batch of settled changes */
-	cfg.roots = roots;
 	cfg.trusted_scan_id = pix_store_run_id(writer);
 	cfg.busy_files = pix_watch_busy_files(watch);
 	g_auto(GStrv) watch_roots = g_strdupv(roots);
