@@ -58,13 +58,13 @@ else
 fi
 
 test_expect_success 'the watch unit runs the watcher on the library, and SIGTERM (systemctl stop) ends it cleanly' '
-	f="$UNITS/photoidx-watch.service" &&
-	grep -q "^SuccessExitStatus=130" "$f" &&
-	envs=$(sed -n "s/^Environment=//p" "$f" | sed "s|%h|$TRASH/home|g") &&
-	exec=$(sed -n "s/^ExecStart=//p" "$f") &&
-	rm -rf home/.local &&
+	f="$UNITS/photoidx-watch.service"
+	envs=$(sed -n "s/^Environment=//p" "$f" | sed "s|%h|$TRASH/home|g")
+	exec=$(sed -n "s/^ExecStart=//p" "$f")
+	rm -rf home/.local
 	( set +e; run_installed "$envs; exec $exec"; echo $? >watch.rc ) &
-	db="$TRASH/home/.local/share/photoidx/catalog.db" &&
+	db="file:$TRASH/home/.local/share/photoidx/catalog.db?mode=ro" &&
+	grep -q "^SuccessExitStatus=130" "$f" &&
 	i=0 && until [ "$(sqlite3 "$db" "select count(*) from scans where state = '\''running'\''" 2>/dev/null)" = 1 ] &&
 		[ "$(sqlite3 "$db" "select count(*) from files" 2>/dev/null)" = 3 ] || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done &&
 	sleep 0.5 && echo new >home/Pictures/2024/new.txt &&
