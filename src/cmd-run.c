@@ -84,15 +84,9 @@ void pix_run_options_clear(PixRunOptions *o)
 	g_free(o->device_class);
 }
 
-static int compare_strings(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 char **pix_run_canonical_paths(char **paths, const char *verb, gboolean is_dirs_only, guint *n_bad)
 {
 	g_autoptr(GPtrArray) roots = g_ptr_array_new_with_free_func(g_free);
-	GPtrArray *out = g_ptr_array_new();
 
 	*n_bad = 0;
 	for (char **p = paths; *p != NULL; p++) {
@@ -113,20 +107,7 @@ char **pix_run_canonical_paths(char **paths, const char *verb, gboolean is_dirs_
 		g_ptr_array_add(roots, g_strdup(real));
 		free(real);
 	}
-	/* shortest first, so a root's ancestors are kept before it; "/p",
-	 * "/p-old", "/p/2021" sort in that order, so each is compared with
-	 * every root kept, not only the last */
-	g_ptr_array_sort(roots, compare_strings);
-	for (guint i = 0; i < roots->len; i++) {
-		const char *r = g_ptr_array_index(roots, i);
-		gboolean is_covered = FALSE;
-		for (guint j = 0; j < out->len && !is_covered; j++)
-			is_covered = pix_path_is_under(r, g_ptr_array_index(out, j));
-		if (!is_covered)
-			g_ptr_array_add(out, g_strdup(r));
-	}
-	g_ptr_array_add(out, NULL);
-	return (char **)g_ptr_array_free(out, FALSE);
+	return pix_path_outermost(roots);
 }
 
 PixDeviceClass pix_run_device_class(char **roots, PixDeviceClass forced, GString *devices)

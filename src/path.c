@@ -127,6 +127,30 @@ int pix_path_lstat(const char *path, struct stat *st)
 	return rc;
 }
 
+static int compare_strings(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **pix_path_outermost(GPtrArray *paths)
+{
+	GPtrArray *out = g_ptr_array_new();
+	/* shortest first, so a path's ancestors are kept before it; "/p",
+	 * "/p-old", "/p/2021" sort in that order, so each is compared with
+	 * every path kept, not only the last */
+	g_ptr_array_sort(paths, compare_strings);
+	for (guint i = 0; i < paths->len; i++) {
+		const char *p = g_ptr_array_index(paths, i);
+		gboolean is_covered = FALSE;
+		for (guint j = 0; j < out->len && !is_covered; j++)
+			is_covered = pix_path_is_under(p, g_ptr_array_index(out, j));
+		if (!is_covered)
+			g_ptr_array_add(out, g_strdup(p));
+	}
+	g_ptr_array_add(out, NULL);
+	return (char **)g_ptr_array_free(out, FALSE);
+}
+
 gboolean pix_path_is_gone(const char *dir_path, const char *name)
 {
 	g_autofree char *path = pix_path_join(dir_path, name);

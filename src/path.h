@@ -23,6 +23,13 @@ char *pix_path_join(const char *dir, const char *name);
 gboolean pix_path_is_under(const char *path, const char *root);
 
 /*
+ * The paths of `paths` (char*, sorted in place) that lie below none of the
+ * others, duplicates once: the roots whose walks cover them all
+ * (NULL-terminated, transfer full).
+ */
+char **pix_path_outermost(GPtrArray *paths);
+
+/*
  * open(2) of absolute `path` with `flags` (O_NOFOLLOW is added: the last
  * component is not followed either).  A symbolic link anywhere on the way
  * fails with ELOOP.  Returns the fd or -1 with errno.

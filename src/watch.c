@@ -352,11 +352,6 @@ guint pix_watch_count(PixWatch *w)
 	return g_hash_table_size(w->wd_path);
 }
 
-static int compare_strings(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The batch of the directories due at `now` (and removes them from dirty). */
 static void take_due(PixWatch *w, gint64 now, PixWatchBatch *batch)
 {
@@ -384,18 +379,7 @@ static void take_due(PixWatch *w, gint64 now, PixWatchBatch *batch)
 	}
 	/* the walk enters every subdirectory (unchanged ones unlisted, as
 	 * --quick does), so a directory below another due one is covered */
-	g_ptr_array_sort(due, compare_strings);
-	GPtrArray *roots = g_ptr_array_new();
-	for (guint i = 0; i < due->len; i++) {
-		const char *p = g_ptr_array_index(due, i);
-		gboolean is_covered = FALSE;
-		for (guint j = 0; j < roots->len && !is_covered; j++)
-			is_covered = pix_path_is_under(p, g_ptr_array_index(roots, j));
-		if (!is_covered)
-			g_ptr_array_add(roots, g_strdup(p));
-	}
-	g_ptr_array_add(roots, NULL);
-	batch->roots = (char **)g_ptr_array_free(roots, FALSE);
+	batch->roots = pix_path_outermost(due);
 }
 
 /* Busy files without news for BUSY_EXPIRY_US are read after all. */
