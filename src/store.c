@@ -1000,10 +1000,12 @@ static gboolean take_over(PixStore *s, PixItem *item, const PixFileRow *row, GEr
 	       put_change(s, row->id, "moved", item, old_path, new_path, error);
 }
 
-static gboolean put_add(PixStore *s, PixItem *item, GError **error)
+/* A new file: the row of the file it is, moved (unless `is_unmatched`: the
+ * caller looked and found none), or a row of its own. */
+static gboolean put_add(PixStore *s, PixItem *item, gboolean is_unmatched, GError **error)
 {
 	GError *local = NULL;
-	g_autoptr(PixFileRow) moved = find_moved_by_md5(s, item, &local);
+	g_autoptr(PixFileRow) moved = is_unmatched ? NULL : find_moved_by_md5(s, item, &local);
 	gint64 id;
 
 	if (local != NULL) {
@@ -1171,7 +1173,9 @@ static gboolean put_verify(PixStore *s, PixItem *item, GError **error)
 	return step_done(s, st, "cannot record a verification", error);
 }
 
-gboolean pix_store_put(PixStore *s, PixItem *item, GError **error)
+/* pix_store_put(); `is_unmatched`: an ADD item was looked for among the
+ * moved rows already, and matched none (see pix_store_consume). */
+static gboolean store_put(PixStore *s, PixItem *item, gboolean is_unmatched, GError **error)
 {
 	gboolean ok;
 
@@ -1185,7 +1189,7 @@ gboolean pix_store_put(PixStore *s, PixItem *item, GError **error)
 		break;
 	case PIX_ACT_ADD:
 		/* a new file gone before it was read: there is nothing to record */
-		ok = item->is_vanished || put_add(s, item, error);
+		ok = item->is_vanished || put_add(s, item, is_unmatched, error);
 		break;
 	case PIX_ACT_CHANGE:
 		/* a known file gone before it was read keeps what was known */
@@ -1211,6 +1215,11 @@ gboolean pix_store_put(PixStore *s, PixItem *item, GError **error)
 	    item->action != PIX_ACT_DIR_MISSING && item->action != PIX_ACT_VERIFY)
 		count(s, PIX_N_ERRORS, 1);
 	return TRUE;
+}
+
+gboolean pix_store_put(PixStore *s, PixItem *item, GError **error)
+{
+	return store_put(s, item, FALSE, error);
 }
 
 /* Adds a committed batch to the write-rate bucket of the catalog's size. */
@@ -1267,12 +1276,12 @@ static gboolean batch_maybe_commit(PixStore *s, Batch *b, gboolean is_final, GEr
 	return TRUE;
 }
 
-static gboolean batch_put(PixStore *s, Batch *b, PixItem *item, GError **error)
+static gboolean batch_put(PixStore *s, Batch *b, PixItem *item, gboolean is_unmatched, GError **error)
 {
 	gint64 t0 = g_get_monotonic_time();
 	if (b->n_items == 0)
 		b->start_us = t0;
-	if (!pix_store_put(s, item, error))
+	if (!store_put(s, item, is_unmatched, error))
 		return FALSE;
 	b->n_items++;
 	b->busy_us += g_get_monotonic_time() - t0;
@@ -1318,7 +1327,7 @@ static gboolean put_deferred(PixStore *s, Batch *b, Deferred *d, GError **error)
 	GPtrArray *lists[] = { d->adds, d->missing };
 	for (guint l = 0; l < G_N_ELEMENTS(lists); l++) {
 		for (guint i = 0; i < lists[l]->len; i++)
-			if (!batch_put(s, b, g_ptr_array_index(lists[l], i), error))
+			if (!batch_put(s, b, g_ptr_array_index(lists[l], i), FALSE, error))
 				return FALSE;
 		g_ptr_array_set_size(lists[l], 0);
 	}
@@ -1353,7 +1362,8 @@ gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 
 			g_ptr_array_add(to, g_steal_pointer(&item));
 			is_ok = d.adds->len + d.missing->len < MAX_DEFERRED || put_deferred(s, &b, &d, error);
 		} else {
-			is_ok = batch_put(s, &b, item, error);
+			/* an ADD not deferred was looked for: no need to again */
+			is_ok = batch_put(s, &b, item, item->action == PIX_ACT_ADD, error);
 		}
 		if (!is_ok) {
 			is_failed = TRUE;
