@@ -265,7 +265,7 @@ static void plan_listing(Plan *p, PixListing *l)
 			plan_unreadable(p, dir, e, row);
 			continue;
 		}
-		if (p->cfg->busy_files != NULL) {
+		if (p->cfg->busy_files != NULL && g_hash_table_size(p->cfg->busy_files) > 0) {
 			g_autofree char *path = pix_path_join(dir->path, e->name);
 			if (g_hash_table_contains(p->cfg->busy_files, path))
 				continue;   /* still being written: read once it is closed */
