@@ -10,7 +10,7 @@ VERSION = 0.1.0
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-PKGS = glib-2.0 libexif sqlite3 libcrypto
+PKGS = glib-2.0 gio-2.0 libexif sqlite3 libcrypto
 CC ?= cc
 CFLAGS ?= -O2 -g
 PIX_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -DPIX_VERSION=\"$(VERSION)\" \
@@ -54,24 +54,14 @@ $(BUILD):
 
 # --- tests ---------------------------------------------------------------
 
-# Each unit test links its module and what it cannot do without.
-UNIT_TESTS = queue log path walk store meta exif tiff md5 read sched
-unit_deps_queue = queue item path log
-unit_deps_log = log
-unit_deps_path = path
-unit_deps_walk = walk queue item path log
-unit_deps_store = store queue item path log schema
-unit_deps_meta = meta meta-jpeg exif tiff item path log
-unit_deps_exif = exif item path log
-unit_deps_tiff = tiff log
-unit_deps_md5 = md5-lanes hash meta meta-jpeg exif tiff read queue item path log
-unit_deps_read = read hash md5-lanes meta meta-jpeg exif tiff queue item path log
-unit_deps_sched = sched item path log queue
+# Every tests/unit/test-NAME.c is a unit test; each links the library
+# objects (everything but main and the commands).
+UNIT_TESTS = $(patsubst tests/unit/test-%.c,%,$(wildcard tests/unit/test-*.c))
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test-%)
 TOOLS = $(BUILD)/tests/mkfixture
 
 $(BUILD)/tests/test-%: tests/unit/test-%.c tests/unit/testlib.h $(LIB_OBJ) | $(BUILD)
-	$(CC) $(CFLAGS) $(PIX_CFLAGS) -Itests/unit -o $@ $< $(foreach d,$(unit_deps_$*),$(BUILD)/$(d).o) $(LDFLAGS) $(LIBS)
+	$(CC) $(CFLAGS) $(PIX_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJ) $(LDFLAGS) $(LIBS)
 
 $(BUILD)/tests/mkfixture: tests/tools/mkfixture.c | $(BUILD)
 	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -o $@ $< $(LDFLAGS) -lm
@@ -79,6 +69,10 @@ $(BUILD)/tests/mkfixture: tests/tools/mkfixture.c | $(BUILD)
 check: $(BIN) $(UNIT_BINS) $(TOOLS)
 	@PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) BUILD_DIR=$(CURDIR)/$(BUILD) \
 	  SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(UNIT_BINS) tests/cli/t[0-9]*.sh
+
+# --- fuzzing (never part of check): see fuzz/README -----------------------
+
+-include fuzz/fuzz.mk
 
 # --- benchmarks (never part of check) -------------------------------------
 

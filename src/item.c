@@ -112,6 +112,7 @@ PixMeta *pix_meta_new(void)
 	m->gps_lat = NAN;
 	m->gps_lon = NAN;
 	m->gps_alt_m = NAN;
+	m->duration_s = NAN;
 	return m;
 }
 

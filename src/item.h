@@ -86,6 +86,11 @@ typedef struct {
 	double gps_lat;     /* signed decimal degrees, NAN if unknown */
 	double gps_lon;
 	double gps_alt_m;
+	double duration_s;  /* video (and audio) duration, NAN if unknown */
+	guint64 osdb_hash;  /* videos: the OpenSubtitles hash (file size plus
+	                       the 64-bit little-endian sums of the first and
+	                       last 64 KiB); valid when has_osdb_hash */
+	gboolean has_osdb_hash;
 } PixMeta;
 
 typedef struct PixItem PixItem;

@@ -33,6 +33,55 @@ void pix_meta_parser_finish(PixMetaParser *mp, PixItem *item);
 
 /* --- for meta-*.c and the tests --- */
 
+#include "stream.h"
+
+/*
+ * A container parser (meta-*.c): it reads a file of its format through a
+ * PixStream (stream.h) and fills PixMeta.  The stream keeps `keep_head` and
+ * `keep_tail` bytes of the file for pix_stream_peek().
+ *
+ * start() allocates the parser's state and asks for the first ranges;
+ * after the file ended (pix_stream_finish()), finish() fills the fields
+ * of `m` that are still unknown (NULL, NAN, -1) and records what is wrong
+ * with the file with pix_stream_problem() / pix_stream_fail(), which end
+ * up in the item's error.  free() accepts NULL.  Every length, offset and
+ * count read from the file is checked against what is there; nesting has
+ * a depth limit.
+ */
+typedef struct {
+	const char *name;           /* e.g. "PNG", for messages */
+	gsize keep_head;
+	gsize keep_tail;
+	void *(*start)(PixStream *s);
+	void (*finish)(void *state, PixStream *s, PixMeta *m);
+	void (*free)(void *state);
+} PixContainer;
+
+extern const PixContainer pix_container_tiff;    /* meta-tiff.c: TIFF, TIFF-based RAW */
+extern const PixContainer pix_container_bmff;    /* meta-bmff.c: HEIF/AVIF, CR3, MP4/MOV/3GP, JPEG XL */
+extern const PixContainer pix_container_png;     /* meta-png.c */
+extern const PixContainer pix_container_riff;    /* meta-riff.c: WebP, AVI */
+extern const PixContainer pix_container_raf;     /* meta-raw.c: Fujifilm RAF */
+extern const PixContainer pix_container_mrw;     /* meta-raw.c: Minolta MRW */
+
+/*
+ * A TIFF block found inside a container (an EXIF payload without its
+ * "Exif\0\0" header, a CR3 CMTn box, a PNG eXIf chunk): its fields into
+ * `m` (unknown fields only), its damage recorded on `s` as a problem.
+ * `role` says which directory the block's IFD0 really is: CR3 stores the
+ * Exif and GPS directories as TIFF blocks of their own.
+ */
+typedef enum {
+	PIX_TIFF_ROLE_MAIN,   /* IFD0 is IFD0 (with its Exif and GPS pointers) */
+	PIX_TIFF_ROLE_EXIF,   /* IFD0 holds the Exif directory's tags */
+	PIX_TIFF_ROLE_GPS,    /* IFD0 holds the GPS directory's tags */
+} PixTiffRole;
+
+void pix_meta_read_tiff(PixStream *s, const guint8 *tiff, gsize len, PixTiffRole role, PixMeta *m);
+/* An XMP packet found inside a container: its fields into `m` (unknown
+ * fields only). */
+void pix_meta_read_xmp(const guint8 *xmp, gsize len, PixMeta *m);
+
 /* A JPEG's structure, read as a stream of marker segments. */
 typedef struct PixJpegParser PixJpegParser;
 

@@ -1,0 +1,347 @@
+/*
+ * stream.c: byte ranges for metadata parsers out of a one-pass read (see
+ * stream.h).
+ *
+ * Reads the pieces it is fed; writes nothing but the parsers' callbacks.
+ * Runs on a hash thread (or a fuzz target), one thread per stream.
+ *
+ * A range asked for is filled front to back from whatever holds its next
+ * byte: the kept head, the kept tail, or the piece being fed.  A range
+ * wholly inside one of them is handed over in place, without a copy.
+ * Callbacks are made from one loop (deliver()), never from inside another
+ * callback, so a chain of ranges each asked for by the previous one's
+ * callback costs no stack.
+ *
+ * Invariants:
+ *  1. Every accepted want is called back exactly once, unless the stream
+ *     fails first; none is called back after a failure.
+ *  2. A pending want has its bytes [off, off + got) filled and off + got >=
+ *     the position the file has reached (else it would be missed).
+ *  3. held_bytes is the sum of the capacities of pending wants' buffers,
+ *     and never exceeds PIX_STREAM_MAX_HELD.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "stream.h"
+
+#include <string.h>
+
+#define MAX_PROBLEMS 4
+
+typedef struct {
+	guint64 off;
+	gsize len;
+	gsize got;              /* bytes filled from off */
+	guint8 *buf;            /* copy of the bytes (owned), or NULL */
+	gsize cap;
+	const guint8 *direct;   /* the whole range in place (head, tail, piece) */
+	gboolean is_missed;     /* its bytes went by before it was asked for */
+	PixStreamFn fn;
+	void *ctx;
+	guint64 arg;
+	guint64 seq;
+} Want;
+
+struct PixStream {
+	guint64 pos;            /* bytes fed before the current piece */
+	const guint8 *piece;    /* the piece being fed, or NULL */
+	gsize piece_len;
+	gboolean is_finished;
+	gboolean is_failed;
+	gboolean is_delivering;
+
+	guint8 *head;           /* the first keep_head bytes (owned) */
+	gsize keep_head;
+	gsize head_len;
+	guint8 *tail;           /* bytes [tail_off, tail_off + tail_len) (owned) */
+	gsize keep_tail;
+	gsize tail_len;
+	guint64 tail_off;
+
+	GPtrArray *pending;     /* Want* waiting for bytes */
+	GPtrArray *ready;       /* Want* to call back */
+	guint64 n_wants;
+	gsize held_bytes;
+	GPtrArray *problems;    /* char* (owned) */
+};
+
+PixStream *pix_stream_new(gsize keep_head, gsize keep_tail)
+{
+	PixStream *s = g_new0(PixStream, 1);
+	s->keep_head = keep_head;
+	s->keep_tail = keep_tail;
+	if (keep_head > 0)
+		s->head = g_malloc(keep_head);
+	if (keep_tail > 0)
+		s->tail = g_malloc(keep_tail);
+	s->pending = g_ptr_array_new();
+	s->ready = g_ptr_array_new();
+	s->problems = g_ptr_array_new_with_free_func(g_free);
+	return s;
+}
+
+static void want_free(Want *w)
+{
+	g_free(w->buf);
+	g_free(w);
+}
+
+void pix_stream_free(PixStream *s)
+{
+	if (s == NULL)
+		return;
+	g_ptr_array_foreach(s->pending, (GFunc)want_free, NULL);
+	g_ptr_array_foreach(s->ready, (GFunc)want_free, NULL);
+	g_ptr_array_free(s->pending, TRUE);
+	g_ptr_array_free(s->ready, TRUE);
+	g_ptr_array_free(s->problems, TRUE);
+	g_free(s->head);
+	g_free(s->tail);
+	g_free(s);
+}
+
+/* Where byte `off` and those after it are at hand: sets *n to how many
+ * are contiguous there (at most `want`). */
+static const guint8 *locate(const PixStream *s, guint64 off, gsize want, gsize *n)
+{
+	if (off < s->head_len) {
+		*n = MIN(want, s->head_len - off);
+		return s->head + off;
+	}
+	if (s->piece != NULL && off >= s->pos && off < s->pos + s->piece_len) {
+		*n = MIN(want, s->pos + s->piece_len - off);
+		return s->piece + (off - s->pos);
+	}
+	if (off >= s->tail_off && off < s->tail_off + s->tail_len) {
+		*n = MIN(want, s->tail_off + s->tail_len - off);
+		return s->tail + (off - s->tail_off);
+	}
+	*n = 0;
+	return NULL;
+}
+
+/* The end of what the file has delivered so far. */
+static guint64 reached(const PixStream *s)
+{
+	return s->pos + (s->piece != NULL ? s->piece_len : 0);
+}
+
+const guint8 *pix_stream_peek(const PixStream *s, guint64 off, gsize len)
+{
+	gsize n;
+	const guint8 *p = locate(s, off, len, &n);
+	return p != NULL && n == len ? p : NULL;
+}
+
+/* Fills `w` from what is at hand; returns whether it is complete (or
+ * cannot get more, and should be called back now). */
+static gboolean fill(PixStream *s, Want *w)
+{
+	if (w->got == 0 && w->direct == NULL) {
+		gsize n;
+		const guint8 *p = locate(s, w->off, w->len, &n);
+		if (p != NULL && n == w->len) {
+			w->direct = p;
+			w->got = n;
+			return TRUE;
+		}
+	}
+	while (w->got < w->len) {
+		guint64 at = w->off + w->got;
+		gsize n;
+		const guint8 *p = locate(s, at, w->len - w->got, &n);
+		if (p == NULL) {
+			if (at < reached(s)) {
+				w->is_missed = TRUE;   /* went by, not kept */
+				return TRUE;
+			}
+			return s->is_finished;
+		}
+		if (w->got + n > w->cap) {
+			gsize cap = MAX(w->cap * 2, 4096);
+			cap = MIN(MAX(cap, w->got + n), w->len);
+			s->held_bytes += cap - w->cap;
+			w->buf = g_realloc(w->buf, cap);
+			w->cap = cap;
+		}
+		memcpy(w->buf + w->got, p, n);
+		w->got += n;
+	}
+	return TRUE;
+}
+
+/* Calls back ready wants, earliest end first, until none is left. */
+static void deliver(PixStream *s)
+{
+	if (s->is_delivering)
+		return;
+	s->is_delivering = TRUE;
+	while (s->ready->len > 0 && !s->is_failed) {
+		guint best = 0;
+		for (guint i = 1; i < s->ready->len; i++) {
+			const Want *a = g_ptr_array_index(s->ready, i), *b = g_ptr_array_index(s->ready, best);
+			if (a->off + a->len < b->off + b->len || (a->off + a->len == b->off + b->len && a->seq < b->seq))
+				best = i;
+		}
+		Want *w = g_ptr_array_steal_index(s->ready, best);
+		s->held_bytes -= w->cap;
+		const guint8 *data = w->direct != NULL ? w->direct : w->buf;
+		gsize len = w->is_missed ? 0 : w->got;
+		w->fn(s, w->ctx, w->arg, w->off, len > 0 ? data : NULL, len);
+		want_free(w);
+	}
+	s->is_delivering = FALSE;
+}
+
+gboolean pix_stream_want(PixStream *s, guint64 off, gsize len, PixStreamFn fn, void *ctx, guint64 arg)
+{
+	if (s->is_failed)
+		return FALSE;
+	if (s->n_wants >= PIX_STREAM_MAX_WANTS) {
+		pix_stream_fail(s, "more than %u structures", PIX_STREAM_MAX_WANTS);
+		return FALSE;
+	}
+	if (s->pending->len >= PIX_STREAM_MAX_PENDING) {
+		pix_stream_fail(s, "more than %u structures at once", PIX_STREAM_MAX_PENDING);
+		return FALSE;
+	}
+	Want *w = g_new0(Want, 1);
+	w->off = off;
+	w->len = MIN(len, PIX_STREAM_MAX_WANT);
+	if (off > G_MAXUINT64 - w->len)
+		w->len = 0;
+	w->fn = fn;
+	w->ctx = ctx;
+	w->arg = arg;
+	w->seq = s->n_wants++;
+	if (fill(s, w))
+		g_ptr_array_add(s->ready, w);
+	else
+		g_ptr_array_add(s->pending, w);
+	if (s->held_bytes > PIX_STREAM_MAX_HELD) {
+		pix_stream_fail(s, "structures larger than %u MiB in all", PIX_STREAM_MAX_HELD >> 20);
+		return FALSE;
+	}
+	deliver(s);
+	return TRUE;
+}
+
+/* Keeps the piece's bytes that the head and the tail keep. */
+static void keep(PixStream *s, const guint8 *data, gsize len)
+{
+	if (s->head_len < s->keep_head && s->pos < s->keep_head) {
+		gsize n = MIN(len, s->keep_head - s->head_len);
+		memcpy(s->head + s->head_len, data, n);
+		s->head_len += n;
+	}
+	if (s->keep_tail == 0)
+		return;
+	guint64 end = s->pos + len;
+	if (len >= s->keep_tail) {
+		memcpy(s->tail, data + len - s->keep_tail, s->keep_tail);
+		s->tail_len = s->keep_tail;
+	} else {
+		gsize keep_old = MIN(s->tail_len, s->keep_tail - len);
+		memmove(s->tail, s->tail + s->tail_len - keep_old, keep_old);
+		memcpy(s->tail + keep_old, data, len);
+		s->tail_len = keep_old + len;
+	}
+	s->tail_off = end - s->tail_len;
+}
+
+/* Moves the pending wants that `fill` completes to the ready list. */
+static void fill_pending(PixStream *s)
+{
+	for (guint i = 0; i < s->pending->len;) {
+		Want *w = g_ptr_array_index(s->pending, i);
+		if (fill(s, w))
+			g_ptr_array_add(s->ready, g_ptr_array_steal_index(s->pending, i));
+		else
+			i++;
+	}
+	if (s->held_bytes > PIX_STREAM_MAX_HELD)
+		pix_stream_fail(s, "structures larger than %u MiB in all", PIX_STREAM_MAX_HELD >> 20);
+}
+
+void pix_stream_feed(PixStream *s, const guint8 *data, gsize len)
+{
+	if (len == 0 || s->is_finished)
+		return;
+	if (!s->is_failed && s->pending->len > 0) {
+		s->piece = data;
+		s->piece_len = len;
+		fill_pending(s);
+		deliver(s);
+		s->piece = NULL;
+		s->piece_len = 0;
+	}
+	keep(s, data, len);
+	s->pos += len;
+}
+
+void pix_stream_finish(PixStream *s)
+{
+	if (s->is_finished)
+		return;
+	s->is_finished = TRUE;
+	if (!s->is_failed)
+		fill_pending(s);
+	deliver(s);
+}
+
+guint64 pix_stream_pos(const PixStream *s)
+{
+	return reached(s);
+}
+
+gboolean pix_stream_is_finished(const PixStream *s)
+{
+	return s->is_finished;
+}
+
+static void add_problem(PixStream *s, const char *fmt, va_list ap)
+{
+	if (s->problems->len < MAX_PROBLEMS)
+		g_ptr_array_add(s->problems, g_strdup_vprintf(fmt, ap));
+}
+
+void pix_stream_problem(PixStream *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_problem(s, fmt, ap);
+	va_end(ap);
+}
+
+void pix_stream_fail(PixStream *s, const char *fmt, ...)
+{
+	va_list ap;
+	if (s->is_failed)
+		return;
+	va_start(ap, fmt);
+	add_problem(s, fmt, ap);
+	va_end(ap);
+	s->is_failed = TRUE;
+	g_ptr_array_foreach(s->pending, (GFunc)want_free, NULL);
+	g_ptr_array_set_size(s->pending, 0);
+	g_ptr_array_foreach(s->ready, (GFunc)want_free, NULL);
+	g_ptr_array_set_size(s->ready, 0);
+	s->held_bytes = 0;
+}
+
+gboolean pix_stream_has_failed(const PixStream *s)
+{
+	return s->is_failed;
+}
+
+char *pix_stream_problems(const PixStream *s)
+{
+	if (s->problems->len == 0)
+		return NULL;
+	GString *out = g_string_new(NULL);
+	for (guint i = 0; i < s->problems->len; i++) {
+		if (i > 0)
+			g_string_append(out, "; ");
+		g_string_append(out, g_ptr_array_index(s->problems, i));
+	}
+	return g_string_free(out, FALSE);
+}
