@@ -85,12 +85,20 @@ static void want_free(Want *w)
 	g_free(w);
 }
 
+/* Frees and forgets every want of `wants`. */
+static void drop_all(GPtrArray *wants)
+{
+	for (guint i = 0; i < wants->len; i++)
+		want_free(g_ptr_array_index(wants, i));
+	g_ptr_array_set_size(wants, 0);
+}
+
 void pix_stream_free(PixStream *s)
 {
 	if (s == NULL)
 		return;
-	g_ptr_array_foreach(s->pending, (GFunc)want_free, NULL);
-	g_ptr_array_foreach(s->ready, (GFunc)want_free, NULL);
+	drop_all(s->pending);
+	drop_all(s->ready);
 	g_ptr_array_free(s->pending, TRUE);
 	g_ptr_array_free(s->ready, TRUE);
 	g_ptr_array_free(s->problems, TRUE);
@@ -321,10 +329,8 @@ void pix_stream_fail(PixStream *s, const char *fmt, ...)
 	add_problem(s, fmt, ap);
 	va_end(ap);
 	s->is_failed = TRUE;
-	g_ptr_array_foreach(s->pending, (GFunc)want_free, NULL);
-	g_ptr_array_set_size(s->pending, 0);
-	g_ptr_array_foreach(s->ready, (GFunc)want_free, NULL);
-	g_ptr_array_set_size(s->ready, 0);
+	drop_all(s->pending);
+	drop_all(s->ready);
 	s->held_bytes = 0;
 }
 
