@@ -125,11 +125,18 @@ static gboolean get_real(const ExifEntry *e, ExifByteOrder order, unsigned long 
 /* An ASCII entry as trimmed UTF-8, NULL when empty (transfer full). */
 static char *get_string(const ExifEntry *e)
 {
-	if (e == NULL || e->data == NULL || e->size == 0 ||
+	if (e == NULL || e->data == NULL ||
 	    (e->format != EXIF_FORMAT_ASCII && e->format != EXIF_FORMAT_UNDEFINED))
 		return NULL;
-	gsize len = strnlen((const char *)e->data, e->size);
-	g_autofree char *raw = g_strndup((const char *)e->data, len);
+	return pix_exif_text(e->data, e->size);
+}
+
+char *pix_exif_text(const guint8 *data, gsize size)
+{
+	if (data == NULL || size == 0)
+		return NULL;
+	gsize len = strnlen((const char *)data, size);
+	g_autofree char *raw = g_strndup((const char *)data, len);
 	g_strstrip(raw);
 	if (raw[0] == '\0')
 		return NULL;
@@ -138,7 +145,7 @@ static char *get_string(const ExifEntry *e)
 	return g_convert(raw, -1, "UTF-8", "ISO-8859-1", NULL, NULL, NULL);
 }
 
-static void set_string(char **field, char *value)
+void pix_exif_set_string(char **field, char *value)
 {
 	if (*field == NULL)
 		*field = value;
@@ -187,6 +194,23 @@ static char *parse_offset(const char *s)
 	return g_strdup_printf("%c%02d:%02d", s[0], h, m);
 }
 
+gboolean pix_exif_set_date(PixMeta *m, const char *date, const char *subsec, const char *offset,
+                           const char *source)
+{
+	if (m->date_taken != NULL)
+		return TRUE;
+	g_autofree char *iso = parse_date(date);
+	if (iso == NULL)
+		return FALSE;
+	if (subsec != NULL && subsec[0] != '\0' && strspn(subsec, "0123456789") == strlen(subsec))
+		m->date_taken = g_strdup_printf("%s.%s", iso, subsec);
+	else
+		m->date_taken = g_steal_pointer(&iso);
+	pix_exif_set_string(&m->date_tz, parse_offset(offset));
+	m->date_source = source;
+	return TRUE;
+}
+
 /* The date taken: DateTimeOriginal, else CreateDate, else ModifyDate,
  * each with its own sub-second and offset tags. */
 static void read_date(ExifData *ed, PixMeta *m)
@@ -208,43 +232,44 @@ static void read_date(ExifData *ed, PixMeta *m)
 		return;
 	for (guint i = 0; i < G_N_ELEMENTS(sources); i++) {
 		g_autofree char *text = get_string(find(ed, sources[i].date, sources[i].ifd, sources[i].fallback));
-		g_autofree char *date = parse_date(text);
-		if (date == NULL)
+		if (text == NULL)
 			continue;
 		g_autofree char *subsec = get_string(find(ed, sources[i].subsec, EXIF_IFD_EXIF, EXIF_IFD_0));
-		if (subsec != NULL && strspn(subsec, "0123456789") == strlen(subsec))
-			m->date_taken = g_strdup_printf("%s.%s", date, subsec);
-		else
-			m->date_taken = g_steal_pointer(&date);
 		g_autofree char *offset = get_string(find(ed, sources[i].offset, EXIF_IFD_EXIF, EXIF_IFD_0));
-		set_string(&m->date_tz, parse_offset(offset));
-		m->date_source = sources[i].name;
-		return;
+		if (pix_exif_set_date(m, text, subsec, offset, sources[i].name))
+			return;
 	}
 }
 
-/* Degrees, minutes, seconds and a hemisphere reference as signed degrees. */
+gboolean pix_exif_coordinate(const double *dms, guint n, const char *ref, char negative_ref, double limit,
+                             double *out)
+{
+	double v = 0;
+	if (n == 0)
+		return FALSE;
+	/* some writers give degrees (and minutes) only */
+	for (guint i = 0; i < n && i < 3; i++)
+		v += dms[i] / (i == 0 ? 1.0 : i == 1 ? 60.0 : 3600.0);
+	if (ref != NULL && g_ascii_toupper(ref[0]) == negative_ref)
+		v = -v;
+	if (!isfinite(v) || fabs(v) > limit)
+		return FALSE;
+	*out = v;
+	return TRUE;
+}
+
+/* A GPS coordinate tag and its hemisphere reference as signed degrees. */
 static gboolean read_coordinate(ExifData *ed, ExifByteOrder order, ExifTag value_tag, ExifTag ref_tag,
                                 char negative_ref, double *out)
 {
 	ExifContent *gps = ed->ifd[EXIF_IFD_GPS];
 	ExifEntry *e = exif_content_get_entry(gps, value_tag);
-	double v = 0, part;
-	for (unsigned long i = 0; i < 3; i++) {
-		if (!get_real(e, order, i, &part)) {
-			if (i == 0)
-				return FALSE;
-			part = 0;   /* some writers give degrees (and minutes) only */
-		}
-		v += part / (i == 0 ? 1.0 : i == 1 ? 60.0 : 3600.0);
-	}
+	double dms[3];
+	guint n = 0;
+	while (n < 3 && get_real(e, order, n, &dms[n]))
+		n++;
 	g_autofree char *ref = get_string(exif_content_get_entry(gps, ref_tag));
-	if (ref != NULL && g_ascii_toupper(ref[0]) == negative_ref)
-		v = -v;
-	if (!isfinite(v) || fabs(v) > (value_tag == EXIF_TAG_GPS_LATITUDE ? 90.0 : 180.0))
-		return FALSE;
-	*out = v;
-	return TRUE;
+	return pix_exif_coordinate(dms, n, ref, negative_ref, value_tag == EXIF_TAG_GPS_LATITUDE ? 90.0 : 180.0, out);
 }
 
 static void read_gps(ExifData *ed, ExifByteOrder order, PixMeta *m)
@@ -305,9 +330,9 @@ gboolean pix_exif_read(const guint8 *data, gsize len, PixMeta *m, char **problem
 	exif_data_load_data(ed, data, (unsigned int)MIN(len, G_MAXUINT));
 	ExifByteOrder order = exif_data_get_byte_order(ed);
 
-	set_string(&m->make, get_string(find(ed, EXIF_TAG_MAKE, EXIF_IFD_0, EXIF_IFD_EXIF)));
-	set_string(&m->model, get_string(find(ed, EXIF_TAG_MODEL, EXIF_IFD_0, EXIF_IFD_EXIF)));
-	set_string(&m->lens, get_string(find(ed, EXIF_TAG_LENS_MODEL, EXIF_IFD_EXIF, EXIF_IFD_0)));
+	pix_exif_set_string(&m->make, get_string(find(ed, EXIF_TAG_MAKE, EXIF_IFD_0, EXIF_IFD_EXIF)));
+	pix_exif_set_string(&m->model, get_string(find(ed, EXIF_TAG_MODEL, EXIF_IFD_0, EXIF_IFD_EXIF)));
+	pix_exif_set_string(&m->lens, get_string(find(ed, EXIF_TAG_LENS_MODEL, EXIF_IFD_EXIF, EXIF_IFD_0)));
 	read_date(ed, m);
 	if (isnan(m->exposure_s) && get_real(find(ed, EXIF_TAG_EXPOSURE_TIME, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &v) && v > 0)
 		m->exposure_s = v;

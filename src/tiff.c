@@ -1,16 +1,27 @@
 /*
- * tiff.c: TIFF structure checks (see tiff.h).
+ * tiff.c: TIFF structure checks and our own reader of the fields PixMeta
+ * holds (see tiff.h).
  *
- * Reads the buffer it is given, nothing else; runs on the hash threads.
+ * Reads the buffer or the getter it is given, nothing else; writes the
+ * PixMeta it is given.  Runs on the hash threads.
  *
  * Invariants:
  *  1. Every read of the buffer is preceded by a bounds check against
- *     `len`, done in 64-bit arithmetic (counts times sizes cannot wrap).
+ *     `len`, done in 64-bit arithmetic (counts times sizes cannot wrap);
+ *     the reader checks every offset against the TIFF's size before it
+ *     asks its getter.
  *  2. The walk is finite: at most MAX_IFDS directories are visited, and an
  *     offset is never visited twice (a repeat is reported as a loop).
+ *     The reader likewise visits at most MAX_DIRS directories, each once,
+ *     SubIFDs to a depth of MAX_DEPTH, and reads at most MAX_ENTRIES
+ *     entries in all.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "tiff.h"
+#include "exif.h"
+
+#include <math.h>
+#include <string.h>
 
 #define MAX_IFDS 32
 #define MAX_CHAIN 8
@@ -179,4 +190,550 @@ char *pix_tiff_check(const guint8 *data, gsize len, guint64 total_len)
 		off = next;
 	}
 	return w.problem;
+}
+
+/* --- the field reader (pix_tiff_read) --- */
+
+#define MAX_DIRS 64             /* directories one read visits */
+#define MAX_DIR_ENTRIES 1024    /* entries read from one directory */
+#define MAX_ENTRIES 8192        /* entries read over all directories */
+#define MAX_DEPTH 4             /* SubIFDs within SubIFDs */
+#define MAX_SUBIFDS 16          /* SubIFD pointers followed per directory */
+#define MAX_TEXT 4096           /* bytes of a string value read */
+#define NO_VALUE G_MAXUINT64
+
+enum {
+	TAG_SUBFILE_TYPE = 0x00fe, TAG_OLD_SUBFILE_TYPE = 0x00ff,
+	TAG_IMAGE_WIDTH = 0x0100, TAG_IMAGE_HEIGHT = 0x0101,
+	TAG_MAKE = 0x010f, TAG_MODEL = 0x0110, TAG_ORIENTATION = 0x0112,
+	TAG_DATE_TIME = 0x0132, TAG_SUB_IFDS = 0x014a,
+	TAG_EXPOSURE_TIME = 0x829a, TAG_FNUMBER = 0x829d, TAG_ISO = 0x8827,
+	TAG_DATE_ORIGINAL = 0x9003, TAG_DATE_DIGITIZED = 0x9004,
+	TAG_OFFSET_TIME = 0x9010, TAG_OFFSET_ORIGINAL = 0x9011, TAG_OFFSET_DIGITIZED = 0x9012,
+	TAG_FOCAL_LENGTH = 0x920a, TAG_MAKER_NOTE = 0x927c,
+	TAG_SUBSEC = 0x9290, TAG_SUBSEC_ORIGINAL = 0x9291, TAG_SUBSEC_DIGITIZED = 0x9292,
+	TAG_LENS_MODEL = 0xa434,
+	TAG_GPS_LAT_REF = 1, TAG_GPS_LAT = 2, TAG_GPS_LON_REF = 3, TAG_GPS_LON = 4,
+	TAG_GPS_ALT_REF = 5, TAG_GPS_ALT = 6,
+	/* Panasonic RW2's IFD0 */
+	TAG_RW2_TOP_BORDER = 0x04, TAG_RW2_LEFT_BORDER = 0x05,
+	TAG_RW2_BOTTOM_BORDER = 0x06, TAG_RW2_RIGHT_BORDER = 0x07,
+};
+
+enum { T_ASCII = 2, T_RATIONAL = 5, T_SRATIONAL = 10, T_FLOAT = 11, T_DOUBLE = 12, T_UNDEFINED = 7 };
+
+typedef struct {
+	guint16 tag;
+	guint16 type;
+	guint64 count;
+	guint64 value_off;      /* where the value lies, NO_VALUE when not within the TIFF */
+} Entry;
+
+/* One directory's entries (as many as were at hand). */
+typedef struct {
+	Entry *entries;         /* (owned, NULL when none) */
+	guint n;
+	guint64 next;           /* the next directory's offset, 0 for none or unknown */
+} Dir;
+
+/* A pixel size candidate: exiftool's rule (see read_image_dirs()). */
+typedef struct {
+	gint64 first;           /* the first value found, -1 */
+	gint64 priority;        /* the priority directory's, -1 */
+} Size;
+
+typedef struct {
+	PixTiffGetFn get;
+	void *src;
+	guint64 size;           /* bytes of the TIFF */
+	gboolean is_big_endian;
+	gboolean is_big_tiff;   /* 8-byte offsets and counts, 20-byte entries */
+	guint16 version;        /* 42, 43, 0x55 (RW2), "RO"/"RS" (ORF) */
+	guint64 visited[MAX_DIRS];
+	guint n_visited;
+	guint n_entries;        /* read so far, against MAX_ENTRIES */
+	gboolean has_priority_dir;
+	Size width, height;
+} Reader;
+
+static guint64 rd_uint(const Reader *r, const guint8 *p, guint bytes)
+{
+	guint64 v = 0;
+	for (guint i = 0; i < bytes; i++)
+		v = r->is_big_endian ? v << 8 | p[i] : v | (guint64)p[i] << (8 * i);
+	return v;
+}
+
+/* `bytes` bytes at `off` as an unsigned number; FALSE when not at hand. */
+static gboolean rd_at(const Reader *r, guint64 off, guint bytes, guint64 *out)
+{
+	if (off > r->size || bytes > r->size - off)
+		return FALSE;
+	const guint8 *p = r->get(r->src, off, bytes);
+	if (p == NULL)
+		return FALSE;
+	*out = rd_uint(r, p, bytes);
+	return TRUE;
+}
+
+/* Bytes per value of a field type (BigTIFF's 8-byte kinds included). */
+static guint rd_type_size(guint16 type)
+{
+	switch (type) {
+	case 16: case 17: case 18:
+		return 8;
+	default:
+		return type_size(type);
+	}
+}
+
+static void dir_clear(Dir *d)
+{
+	g_free(d->entries);
+	d->entries = NULL;
+	d->n = 0;
+}
+
+/* Reads the directory at `off` into `d` (cleared first).  Returns FALSE,
+ * leaving `d` empty, when it was visited before (a loop), lies outside
+ * the TIFF, or its entry count is not at hand; a directory only partly
+ * at hand keeps the entries before the gap. */
+static gboolean read_dir(Reader *r, guint64 off, Dir *d)
+{
+	guint entry_size = r->is_big_tiff ? 20 : 12, count_size = r->is_big_tiff ? 8 : 2;
+	guint word = r->is_big_tiff ? 8 : 4;
+	guint64 n;
+
+	dir_clear(d);
+	d->next = 0;
+	if (off < 8 || r->n_visited == MAX_DIRS)
+		return FALSE;
+	for (guint i = 0; i < r->n_visited; i++) {
+		if (r->visited[i] == off)
+			return FALSE;
+	}
+	r->visited[r->n_visited++] = off;
+	if (!rd_at(r, off, count_size, &n))
+		return FALSE;
+	n = MIN(n, MIN(MAX_DIR_ENTRIES, MAX_ENTRIES - r->n_entries));
+	d->entries = g_new(Entry, MAX(n, 1));
+	for (guint64 i = 0; i < n; i++) {
+		guint64 e = off + count_size + i * entry_size;
+		if (e > r->size || entry_size > r->size - e)
+			break;
+		const guint8 *p = r->get(r->src, e, entry_size);
+		if (p == NULL)
+			break;
+		Entry *en = &d->entries[d->n];
+		en->tag = (guint16)rd_uint(r, p, 2);
+		en->type = (guint16)rd_uint(r, p + 2, 2);
+		en->count = rd_uint(r, p + 4, word);
+		guint size = rd_type_size(en->type);
+		en->value_off = NO_VALUE;
+		if (size == 0 || en->count > G_MAXUINT32)
+			;       /* an unknown type, or more values than any tag of ours has */
+		else if (en->count * size <= word)
+			en->value_off = e + 4 + word;
+		else {
+			guint64 v = rd_uint(r, p + 4 + word, word);
+			if (v <= r->size && en->count * size <= r->size - v)
+				en->value_off = v;
+		}
+		d->n++;
+	}
+	r->n_entries += d->n;
+	guint64 next_at = off + count_size + n * entry_size, next;
+	if (d->n == n && rd_at(r, next_at, word, &next))
+		d->next = next;
+	return TRUE;
+}
+
+static const Entry *dir_find(const Dir *d, guint16 tag)
+{
+	for (guint i = 0; d != NULL && i < d->n; i++) {
+		if (d->entries[i].tag == tag)
+			return &d->entries[i];
+	}
+	return NULL;
+}
+
+/* The entry for `tag` in `d`, else in `fallback` (may be NULL). */
+static const Entry *find2(const Dir *d, const Dir *fallback, guint16 tag)
+{
+	const Entry *e = dir_find(d, tag);
+	return e != NULL ? e : dir_find(fallback, tag);
+}
+
+/* Value `i` of an integer entry. */
+static gboolean entry_int(const Reader *r, const Entry *e, guint64 i, gint64 *out)
+{
+	guint64 v;
+	if (e == NULL || e->value_off == NO_VALUE || i >= e->count)
+		return FALSE;
+	guint size = rd_type_size(e->type);
+	if (!rd_at(r, e->value_off + i * size, size, &v))
+		return FALSE;
+	switch (e->type) {
+	case 1: case 3: case 4: case T_UNDEFINED: case 13: case 16: case 18:
+		*out = v > G_MAXINT64 ? G_MAXINT64 : (gint64)v;
+		return TRUE;
+	case 6:
+		*out = (gint8)v;
+		return TRUE;
+	case 8:
+		*out = (gint16)v;
+		return TRUE;
+	case 9:
+		*out = (gint32)v;
+		return TRUE;
+	case 17:
+		*out = (gint64)v;
+		return TRUE;
+	default:
+		return FALSE;
+	}
+}
+
+/* Value `i` of a rational, floating or integer entry as a double. */
+static gboolean entry_real(const Reader *r, const Entry *e, guint64 i, double *out)
+{
+	guint64 num, den;
+	gint64 n;
+	if (e == NULL || e->value_off == NO_VALUE || i >= e->count)
+		return FALSE;
+	guint64 off = e->value_off + i * rd_type_size(e->type);
+	switch (e->type) {
+	case T_RATIONAL:
+	case T_SRATIONAL:
+		if (!rd_at(r, off, 4, &num) || !rd_at(r, off + 4, 4, &den) || den == 0)
+			return FALSE;
+		if (e->type == T_RATIONAL)
+			*out = (double)num / (double)den;
+		else
+			*out = (double)(gint32)num / (double)(gint32)den;
+		return TRUE;
+	case T_FLOAT: {
+		if (!rd_at(r, off, 4, &num))
+			return FALSE;
+		guint32 bits = (guint32)num;
+		float f;
+		memcpy(&f, &bits, 4);
+		*out = f;
+		return isfinite(*out);
+	}
+	case T_DOUBLE: {
+		if (!rd_at(r, off, 8, &num))
+			return FALSE;
+		memcpy(out, &num, 8);
+		return isfinite(*out);
+	}
+	default:
+		if (!entry_int(r, e, i, &n))
+			return FALSE;
+		*out = (double)n;
+		return TRUE;
+	}
+}
+
+/* An ASCII (or UNDEFINED) entry as trimmed UTF-8, NULL (transfer full). */
+static char *entry_text(const Reader *r, const Entry *e)
+{
+	if (e == NULL || e->value_off == NO_VALUE || e->count == 0 ||
+	    (e->type != T_ASCII && e->type != T_UNDEFINED))
+		return NULL;
+	gsize len = (gsize)MIN(e->count, MAX_TEXT);
+	return pix_exif_text(r->get(r->src, e->value_off, len), len);
+}
+
+/* A SubIFD, Exif or GPS pointer's value `i` as an offset, 0 for none. */
+static guint64 entry_offset(const Reader *r, const Entry *e, guint64 i)
+{
+	gint64 v;
+	if (e == NULL || (e->type != 4 && e->type != 13 && e->type != 9 && e->type != 16 && e->type != 18) ||
+	    !entry_int(r, e, i, &v) || v <= 0)
+		return 0;
+	return (guint64)v;
+}
+
+/* The TIFF header: byte order, version, IFD0's offset (0 when none). */
+static guint64 read_header(Reader *r)
+{
+	guint64 v, off;
+	const guint8 *h = r->size >= 8 ? r->get(r->src, 0, 8) : NULL;
+	if (h == NULL || !((h[0] == 'I' && h[1] == 'I') || (h[0] == 'M' && h[1] == 'M')))
+		return 0;
+	r->is_big_endian = h[0] == 'M';
+	r->version = (guint16)rd_uint(r, h + 2, 2);
+	switch (r->version) {
+	case 42: case 0x55: case 0x4f52: case 0x5352:
+		return rd_uint(r, h + 4, 4);
+	case 43:
+		r->is_big_tiff = TRUE;
+		if (rd_uint(r, h + 4, 2) != 8 || !rd_at(r, 8, 8, &off))
+			return 0;
+		return off;
+	default:
+		(void)v;
+		return 0;
+	}
+}
+
+/* A candidate for a pixel size or orientation: exiftool keeps the first
+ * value found, unless its "priority directory" has one. */
+static void note(Size *s, gint64 v, gboolean is_priority_dir)
+{
+	if (s->first < 0)
+		s->first = v;
+	if (is_priority_dir && s->priority < 0)
+		s->priority = v;
+}
+
+static gint64 noted(const Size *s)
+{
+	return s->priority >= 0 ? s->priority : s->first;
+}
+
+/*
+ * One directory of an image (IFD0, IFD1.., SubIFDs, recursively) for the
+ * pixel size of the main image, as exiftool reports ImageWidth and
+ * ImageHeight: tags are taken in the order it meets them (a directory's
+ * entries in order, a SubIFD when its pointer comes), the first value
+ * found stands unless the priority directory has one; that is the first
+ * directory met whose NewSubfileType is 0 (or old SubfileType 1), the
+ * full-resolution image of a RAW file whose IFD0 is a preview.
+ */
+static void read_image_dir(Reader *r, const Dir *d, guint depth)
+{
+	gboolean is_priority = FALSE;
+	gint64 v;
+
+	for (guint i = 0; i < d->n; i++) {
+		const Entry *e = &d->entries[i];
+		switch (e->tag) {
+		case TAG_SUBFILE_TYPE:
+		case TAG_OLD_SUBFILE_TYPE:
+			if (!r->has_priority_dir && entry_int(r, e, 0, &v) &&
+			    v == (e->tag == TAG_SUBFILE_TYPE ? 0 : 1)) {
+				r->has_priority_dir = TRUE;
+				is_priority = TRUE;
+			}
+			break;
+		case TAG_IMAGE_WIDTH:
+		case TAG_IMAGE_HEIGHT:
+			if (entry_int(r, e, 0, &v) && v > 0)
+				note(e->tag == TAG_IMAGE_WIDTH ? &r->width : &r->height, v, is_priority);
+			break;
+		case TAG_SUB_IFDS:
+			for (guint64 k = 0; depth < MAX_DEPTH && k < MIN(e->count, MAX_SUBIFDS); k++) {
+				Dir sub = { 0 };
+				guint64 off = entry_offset(r, e, k);
+				if (off != 0 && read_dir(r, off, &sub))
+					read_image_dir(r, &sub, depth + 1);
+				dir_clear(&sub);
+			}
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/*
+ * Phase One's maker note (IIQ files): its own directory of 16-byte
+ * entries (tag, value size, byte count, value or offset from the note's
+ * start, all 32-bit) with the image's pixel size in tags 0x010c/0x010d;
+ * exiftool takes those over IFD0's placeholder.
+ */
+static void read_phase_one(const Reader *outer, const Entry *note_entry, gint64 *width, gint64 *height)
+{
+	Reader r = *outer;
+	guint64 base = note_entry->value_off, len = note_entry->count, dir, n, v;
+
+	if (note_entry->type != T_UNDEFINED || base == NO_VALUE || len < 12)
+		return;
+	const guint8 *h = r.get(r.src, base, 12);
+	if (h == NULL || !(memcmp(h, "IIII", 4) == 0 || memcmp(h, "MMMMRaw", 7) == 0) ||
+	    (h[0] == 'I' && memcmp(h + 5, "waR", 3) != 0))
+		return;
+	r.is_big_endian = h[0] == 'M';
+	dir = rd_uint(&r, h + 8, 4);
+	if (dir + 8 > len || !rd_at(&r, base + dir, 4, &n) || n < 2 || n > 300 || dir + 8 + 16 * n > len)
+		return;
+	for (guint64 i = 0; i < n; i++) {
+		const guint8 *p = r.get(r.src, base + dir + 8 + 16 * i, 16);
+		if (p == NULL)
+			return;
+		guint64 tag = rd_uint(&r, p, 4), size = rd_uint(&r, p + 8, 4);
+		if ((tag != 0x010c && tag != 0x010d) || size != 4)
+			continue;
+		v = rd_uint(&r, p + 12, 4);
+		if (v > 0 && v <= G_MAXINT32)
+			*(tag == 0x010c ? width : height) = (gint64)v;
+	}
+}
+
+/* Make, model, lens, date, exposure, ISO, orientation from the main
+ * directories (each may be empty), with exif.c's precedence. */
+static void read_fields(const Reader *r, const Dir *ifd0, const Dir *exif, const Dir *ifd1, PixMeta *m)
+{
+	static const struct {
+		guint16 date, subsec, offset;
+		gboolean is_ifd0;       /* the date's standard place is IFD0 */
+		const char *name;
+	} sources[] = {
+		{ TAG_DATE_ORIGINAL, TAG_SUBSEC_ORIGINAL, TAG_OFFSET_ORIGINAL, FALSE, "DateTimeOriginal" },
+		{ TAG_DATE_DIGITIZED, TAG_SUBSEC_DIGITIZED, TAG_OFFSET_DIGITIZED, FALSE, "CreateDate" },
+		{ TAG_DATE_TIME, TAG_SUBSEC, TAG_OFFSET_TIME, TRUE, "ModifyDate" },
+	};
+	double v;
+	gint64 n;
+
+	pix_exif_set_string(&m->make, m->make ? NULL : entry_text(r, find2(ifd0, exif, TAG_MAKE)));
+	pix_exif_set_string(&m->model, m->model ? NULL : entry_text(r, find2(ifd0, exif, TAG_MODEL)));
+	pix_exif_set_string(&m->lens, m->lens ? NULL : entry_text(r, find2(exif, ifd0, TAG_LENS_MODEL)));
+	for (guint i = 0; m->date_taken == NULL && i < G_N_ELEMENTS(sources); i++) {
+		const Entry *e = sources[i].is_ifd0 ? find2(ifd0, exif, sources[i].date)
+		                                    : find2(exif, ifd0, sources[i].date);
+		g_autofree char *date = entry_text(r, e);
+		if (date == NULL)
+			continue;
+		g_autofree char *subsec = entry_text(r, find2(exif, ifd0, sources[i].subsec));
+		g_autofree char *offset = entry_text(r, find2(exif, ifd0, sources[i].offset));
+		pix_exif_set_date(m, date, subsec, offset, sources[i].name);
+	}
+	if (isnan(m->exposure_s) && entry_real(r, find2(exif, ifd0, TAG_EXPOSURE_TIME), 0, &v) && v > 0)
+		m->exposure_s = v;
+	if (isnan(m->fnumber) && entry_real(r, find2(exif, ifd0, TAG_FNUMBER), 0, &v) && v > 0)
+		m->fnumber = v;
+	if (isnan(m->focal_mm) && entry_real(r, find2(exif, ifd0, TAG_FOCAL_LENGTH), 0, &v) && v > 0)
+		m->focal_mm = v;
+	/* ISO: the first non-zero of its values (Nikon writes "0 200") */
+	const Entry *iso = find2(exif, ifd0, TAG_ISO);
+	for (guint64 i = 0; m->iso < 0 && iso != NULL && i < MIN(iso->count, 4); i++) {
+		if (entry_int(r, iso, i, &n) && n > 0)
+			m->iso = n;
+	}
+	/* IFD1 (the thumbnail) as a last resort */
+	if (m->orientation < 0 && (entry_int(r, find2(ifd0, exif, TAG_ORIENTATION), 0, &n) ||
+	                           entry_int(r, dir_find(ifd1, TAG_ORIENTATION), 0, &n)) &&
+	    n >= 1 && n <= 8)
+		m->orientation = (int)n;
+}
+
+static gboolean read_coordinate(const Reader *r, const Dir *gps, guint16 tag, guint16 ref_tag, char negative_ref,
+                                double limit, double *out)
+{
+	const Entry *e = dir_find(gps, tag);
+	double dms[3];
+	guint n = 0;
+	while (n < 3 && entry_real(r, e, n, &dms[n]))
+		n++;
+	g_autofree char *ref = entry_text(r, dir_find(gps, ref_tag));
+	return pix_exif_coordinate(dms, n, ref, negative_ref, limit, out);
+}
+
+static void read_gps(const Reader *r, const Dir *gps, PixMeta *m)
+{
+	double lat, lon, alt;
+	gint64 alt_ref = 0;
+
+	if (isnan(m->gps_lat) && isnan(m->gps_lon) &&
+	    read_coordinate(r, gps, TAG_GPS_LAT, TAG_GPS_LAT_REF, 'S', 90.0, &lat) &&
+	    read_coordinate(r, gps, TAG_GPS_LON, TAG_GPS_LON_REF, 'W', 180.0, &lon)) {
+		m->gps_lat = lat;
+		m->gps_lon = lon;
+	}
+	if (isnan(m->gps_alt_m) && entry_real(r, dir_find(gps, TAG_GPS_ALT), 0, &alt)) {
+		entry_int(r, dir_find(gps, TAG_GPS_ALT_REF), 0, &alt_ref);
+		m->gps_alt_m = alt_ref == 1 ? -alt : alt;
+	}
+}
+
+/* The pixel size of the main image of a TIFF whose IFD0 is `ifd0`: see
+ * read_image_dir(); RW2 and Phase One's own tags take precedence. */
+static void read_size(Reader *r, const Dir *ifd0, const Dir *exif, PixMeta *m)
+{
+	gint64 width = -1, height = -1, a, b;
+	Dir d = { 0 };
+
+	read_image_dir(r, ifd0, 0);
+	guint64 next = ifd0->next;
+	for (guint i = 1; i < MAX_CHAIN && next != 0 && read_dir(r, next, &d); i++) {
+		read_image_dir(r, &d, 0);
+		next = d.next;
+	}
+	dir_clear(&d);
+	width = noted(&r->width);
+	height = noted(&r->height);
+
+	const Entry *note_entry = dir_find(exif, TAG_MAKER_NOTE);
+	if (note_entry != NULL)
+		read_phase_one(r, note_entry, &width, &height);
+	/* RW2: the sensor's borders give the image's size (exiftool's
+	 * Composite tags, which win over the placeholder IFD0 values) */
+	if (r->version == 0x55) {
+		if (entry_int(r, dir_find(ifd0, TAG_RW2_LEFT_BORDER), 0, &a) &&
+		    entry_int(r, dir_find(ifd0, TAG_RW2_RIGHT_BORDER), 0, &b) && b > a)
+			width = b - a;
+		if (entry_int(r, dir_find(ifd0, TAG_RW2_TOP_BORDER), 0, &a) &&
+		    entry_int(r, dir_find(ifd0, TAG_RW2_BOTTOM_BORDER), 0, &b) && b > a)
+			height = b - a;
+	}
+	if (m->width_px < 0 && m->height_px < 0 && width > 0 && height > 0) {
+		m->width_px = width;
+		m->height_px = height;
+	}
+}
+
+void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0_role, PixMeta *m)
+{
+	Reader r = { .get = get, .src = src, .size = size, .width = { -1, -1 }, .height = { -1, -1 } };
+	Dir first = { 0 }, exif = { 0 }, gps = { 0 }, ifd1 = { 0 };
+
+	guint64 off = read_header(&r);
+	if (off == 0 || !read_dir(&r, off, &first))
+		return;
+	switch (ifd0_role) {
+	case PIX_TIFF_IFD0_EXIF:
+		read_fields(&r, NULL, &first, NULL, m);
+		break;
+	case PIX_TIFF_IFD0_GPS:
+		read_gps(&r, &first, m);
+		break;
+	case PIX_TIFF_IFD0_MAIN:
+	default:
+		read_dir(&r, entry_offset(&r, dir_find(&first, TAG_EXIF_IFD), 0), &exif);
+		read_dir(&r, entry_offset(&r, dir_find(&first, TAG_GPS_IFD), 0), &gps);
+		if (first.next != 0)
+			read_dir(&r, first.next, &ifd1);
+		read_fields(&r, &first, &exif, &ifd1, m);
+		read_gps(&r, &gps, m);
+		/* IFD1 was visited for its orientation: the size walk meets it again */
+		r.n_visited = 0;
+		read_size(&r, &first, &exif, m);
+		break;
+	}
+	dir_clear(&first);
+	dir_clear(&exif);
+	dir_clear(&gps);
+	dir_clear(&ifd1);
+}
+
+typedef struct {
+	const guint8 *data;
+	gsize len;
+} MemSrc;
+
+static const guint8 *get_mem(void *src, guint64 off, gsize len)
+{
+	const MemSrc *mem = src;
+	if (off > mem->len || len > mem->len - off)
+		return NULL;
+	return mem->data + off;
+}
+
+void pix_tiff_read_mem(const guint8 *data, gsize len, PixTiffIfd0 ifd0, PixMeta *m)
+{
+	MemSrc mem = { data, len };
+	pix_tiff_read(get_mem, &mem, len, ifd0, m);
 }

@@ -12,7 +12,7 @@
 #ifndef PIX_TIFF_H
 #define PIX_TIFF_H
 
-#include <glib.h>
+#include "item.h"
 
 /*
  * Checks the TIFF structure at `data` (a TIFF header at data[0]): the IFD0
@@ -25,5 +25,34 @@
  * "bad IFD1 directory at offset 4660".
  */
 char *pix_tiff_check(const guint8 *data, gsize len, guint64 total_len);
+
+/* Which directory a TIFF block's IFD0 really is (CR3 stores its Exif and
+ * GPS directories as TIFF blocks of their own).  Same values as meta.h's
+ * PixTiffRole. */
+typedef enum {
+	PIX_TIFF_IFD0_MAIN = 0,
+	PIX_TIFF_IFD0_EXIF = 1,
+	PIX_TIFF_IFD0_GPS = 2,
+} PixTiffIfd0;
+
+/*
+ * Bytes of the TIFF at offset `off`, `len` of them, or NULL when they are
+ * not at hand (transfer none).
+ */
+typedef const guint8 *(*PixTiffGetFn)(void *src, guint64 off, gsize len);
+
+/*
+ * Our own reader of the fields PixMeta holds (make, model, lens, dates
+ * with sub-seconds and offsets, exposure, f-number, ISO, focal length,
+ * orientation, GPS, pixel size of the main image), for what libexif cannot
+ * reach: offsets past 64 KiB, RAW files' own directories (SubIFDs, RW2's
+ * IFD0 tags), blocks whose IFD0 is an Exif or GPS directory.  Fills only
+ * fields unknown in `m` (NULL, NAN, -1), so libexif's values, read first,
+ * keep precedence.  Bytes come from `get` (a TIFF of `size` bytes); what
+ * it cannot get is skipped.  Never fails: damage is pix_tiff_check()'s job.
+ */
+void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0, PixMeta *m);
+/* The same over `len` bytes in memory. */
+void pix_tiff_read_mem(const guint8 *data, gsize len, PixTiffIfd0 ifd0, PixMeta *m);
 
 #endif
