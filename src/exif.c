@@ -194,14 +194,34 @@ static char *parse_offset(const char *s)
 	return g_strdup_printf("%c%02d:%02d", s[0], h, m);
 }
 
+/* How good an EXIF date source is: 0 best; -1 for a source not of ours
+ * (XMP, QuickTime), whose dates are never replaced. */
+static int date_rank(const char *source)
+{
+	static const char *const ranked[] = { "DateTimeOriginal", "CreateDate", "ModifyDate" };
+	for (int i = 0; source != NULL && i < (int)G_N_ELEMENTS(ranked); i++) {
+		if (strcmp(source, ranked[i]) == 0)
+			return i;
+	}
+	return -1;
+}
+
 gboolean pix_exif_set_date(PixMeta *m, const char *date, const char *subsec, const char *offset,
                            const char *source)
 {
-	if (m->date_taken != NULL)
-		return TRUE;
+	if (m->date_taken != NULL) {
+		int old = date_rank(m->date_source), new = date_rank(source);
+		if (old < 0 || new < 0 || old <= new)
+			return TRUE;
+	}
 	g_autofree char *iso = parse_date(date);
 	if (iso == NULL)
 		return FALSE;
+	if (m->date_taken != NULL) {
+		/* a worse source's date, and the offset that went with it */
+		g_clear_pointer(&m->date_taken, g_free);
+		g_clear_pointer(&m->date_tz, g_free);
+	}
 	if (subsec != NULL && subsec[0] != '\0' && strspn(subsec, "0123456789") == strlen(subsec))
 		m->date_taken = g_strdup_printf("%s.%s", iso, subsec);
 	else
@@ -228,8 +248,6 @@ static void read_date(ExifData *ed, PixMeta *m)
 		  EXIF_IFD_0, EXIF_IFD_EXIF, "ModifyDate" },
 	};
 
-	if (m->date_taken != NULL)
-		return;
 	for (guint i = 0; i < G_N_ELEMENTS(sources); i++) {
 		g_autofree char *text = get_string(find(ed, sources[i].date, sources[i].ifd, sources[i].fallback));
 		if (text == NULL)

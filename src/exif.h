@@ -40,10 +40,15 @@ void pix_exif_set_string(char **field, char *value);
 /*
  * Sets m->date_taken, date_tz and date_source from an EXIF date
  * "YYYY:MM:DD HH:MM:SS" (`date`), its sub-second digits and "+HH:MM"
- * offset (each may be NULL; invalid ones are ignored), when date_taken is
- * still unknown.  `source` is a static tag name.  Returns TRUE when
- * date_taken is known afterwards, FALSE when `date` is blank or garbage
- * (so the caller tries its next source).
+ * offset (each may be NULL; invalid ones are ignored).  `source` is a
+ * static tag name: "DateTimeOriginal", "CreateDate" or "ModifyDate".  A
+ * date already known stays, unless it came from a worse one of these
+ * three (a ModifyDate read by libexif gives way to the DateTimeOriginal
+ * our reader finds beyond its reach, a CR3's CMT1 ModifyDate to CMT2's
+ * DateTimeOriginal); dates from other sources (XMP, QuickTime) always
+ * stay.  Returns TRUE when the date is settled at `source`'s rank or
+ * better, FALSE when `date` is blank or garbage (so the caller tries its
+ * next source).
  */
 gboolean pix_exif_set_date(PixMeta *m, const char *date, const char *subsec, const char *offset,
                            const char *source);

@@ -217,7 +217,7 @@ enum {
 	TAG_GPS_ALT_REF = 5, TAG_GPS_ALT = 6,
 	/* Panasonic RW2's IFD0 */
 	TAG_RW2_TOP_BORDER = 0x04, TAG_RW2_LEFT_BORDER = 0x05,
-	TAG_RW2_BOTTOM_BORDER = 0x06, TAG_RW2_RIGHT_BORDER = 0x07,
+	TAG_RW2_BOTTOM_BORDER = 0x06, TAG_RW2_RIGHT_BORDER = 0x07, TAG_RW2_ISO = 0x17,
 };
 
 enum { T_ASCII = 2, T_RATIONAL = 5, T_SRATIONAL = 10, T_FLOAT = 11, T_DOUBLE = 12, T_UNDEFINED = 7 };
@@ -295,14 +295,14 @@ static void dir_clear(Dir *d)
 }
 
 /* Reads the directory at `off` into `d` (cleared first).  Returns FALSE,
- * leaving `d` empty, when it was visited before (a loop), lies outside
- * the TIFF, or its entry count is not at hand; a directory only partly
- * at hand keeps the entries before the gap. */
+ * leaving `d` empty, when it was visited before (a loop), its entries run
+ * past the TIFF's end, or its entry count is not at hand; a directory
+ * only partly at hand keeps the entries before the gap. */
 static gboolean read_dir(Reader *r, guint64 off, Dir *d)
 {
 	guint entry_size = r->is_big_tiff ? 20 : 12, count_size = r->is_big_tiff ? 8 : 2;
 	guint word = r->is_big_tiff ? 8 : 4;
-	guint64 n;
+	guint64 total, n, next;
 
 	dir_clear(d);
 	d->next = 0;
@@ -313,15 +313,25 @@ static gboolean read_dir(Reader *r, guint64 off, Dir *d)
 			return FALSE;
 	}
 	r->visited[r->n_visited++] = off;
-	if (!rd_at(r, off, count_size, &n))
+	if (!rd_at(r, off, count_size, &total))
 		return FALSE;
-	n = MIN(n, MIN(MAX_DIR_ENTRIES, MAX_ENTRIES - r->n_entries));
+	/* a directory running past the TIFF's end is garbage as a whole (as
+	 * exiftool has it): its count is where the damage is */
+	if (total > (r->size - off - count_size) / entry_size)
+		return FALSE;
+	n = MIN(total, MIN(MAX_DIR_ENTRIES, MAX_ENTRIES - r->n_entries));
+	guint64 first = off + count_size, next_at = first + total * entry_size;
+	/* the entries (and the next pointer) in one piece when at hand, so a
+	 * getter that fetches what it lacks is asked once */
+	const guint8 *all = NULL;
+	if (n == total && next_at + word <= r->size)
+		all = r->get(r->src, first, (gsize)(n * entry_size + word));
+	if (all == NULL && n > 0)
+		all = r->get(r->src, first, (gsize)(n * entry_size));
 	d->entries = g_new(Entry, MAX(n, 1));
 	for (guint64 i = 0; i < n; i++) {
-		guint64 e = off + count_size + i * entry_size;
-		if (e > r->size || entry_size > r->size - e)
-			break;
-		const guint8 *p = r->get(r->src, e, entry_size);
+		guint64 e = first + i * entry_size;
+		const guint8 *p = all != NULL ? all + i * entry_size : r->get(r->src, e, entry_size);
 		if (p == NULL)
 			break;
 		Entry *en = &d->entries[d->n];
@@ -342,8 +352,7 @@ static gboolean read_dir(Reader *r, guint64 off, Dir *d)
 		d->n++;
 	}
 	r->n_entries += d->n;
-	guint64 next_at = off + count_size + n * entry_size, next;
-	if (d->n == n && rd_at(r, next_at, word, &next))
+	if (rd_at(r, next_at, word, &next))
 		d->next = next;
 	return TRUE;
 }
@@ -538,16 +547,23 @@ static void read_image_dir(Reader *r, const Dir *d, guint depth)
 	}
 }
 
+/* What Phase One's maker note gives. */
+typedef struct {
+	gint64 width_px;        /* -1 unknown */
+	gint64 height_px;
+	char *lens;             /* (owned, nullable) */
+} PhaseOne;
+
 /*
  * Phase One's maker note (IIQ files): its own directory of 16-byte
  * entries (tag, value size, byte count, value or offset from the note's
- * start, all 32-bit) with the image's pixel size in tags 0x010c/0x010d;
- * exiftool takes those over IFD0's placeholder.
+ * start, all 32-bit) with the image's pixel size (tags 0x010c, 0x010d),
+ * which exiftool takes over IFD0's placeholder, and the lens (0x0412).
  */
-static void read_phase_one(const Reader *outer, const Entry *note_entry, gint64 *width, gint64 *height)
+static void read_phase_one(const Reader *outer, const Entry *note_entry, PhaseOne *out)
 {
 	Reader r = *outer;
-	guint64 base = note_entry->value_off, len = note_entry->count, dir, n, v;
+	guint64 base = note_entry->value_off, len = note_entry->count, dir, n;
 
 	if (note_entry->type != T_UNDEFINED || base == NO_VALUE || len < 12)
 		return;
@@ -563,12 +579,15 @@ static void read_phase_one(const Reader *outer, const Entry *note_entry, gint64 
 		const guint8 *p = r.get(r.src, base + dir + 8 + 16 * i, 16);
 		if (p == NULL)
 			return;
-		guint64 tag = rd_uint(&r, p, 4), size = rd_uint(&r, p + 8, 4);
-		if ((tag != 0x010c && tag != 0x010d) || size != 4)
-			continue;
-		v = rd_uint(&r, p + 12, 4);
-		if (v > 0 && v <= G_MAXINT32)
-			*(tag == 0x010c ? width : height) = (gint64)v;
+		guint64 tag = rd_uint(&r, p, 4), size = rd_uint(&r, p + 8, 4), v = rd_uint(&r, p + 12, 4);
+		if ((tag == 0x010c || tag == 0x010d) && size == 4 && v > 0 && v <= G_MAXINT32)
+			*(tag == 0x010c ? &out->width_px : &out->height_px) = (gint64)v;
+		if (tag == 0x0412 && out->lens == NULL && size > 0) {
+			guint64 at = size <= 4 ? base + dir + 8 + 16 * i + 12 : base + v;
+			size = MIN(size, MAX_TEXT);
+			if (size <= 4 || (v <= len && size <= len - v))
+				out->lens = pix_exif_text(r.get(r.src, at, (gsize)size), (gsize)size);
+		}
 	}
 }
 
@@ -591,7 +610,7 @@ static void read_fields(const Reader *r, const Dir *ifd0, const Dir *exif, const
 	pix_exif_set_string(&m->make, m->make ? NULL : entry_text(r, find2(ifd0, exif, TAG_MAKE)));
 	pix_exif_set_string(&m->model, m->model ? NULL : entry_text(r, find2(ifd0, exif, TAG_MODEL)));
 	pix_exif_set_string(&m->lens, m->lens ? NULL : entry_text(r, find2(exif, ifd0, TAG_LENS_MODEL)));
-	for (guint i = 0; m->date_taken == NULL && i < G_N_ELEMENTS(sources); i++) {
+	for (guint i = 0; i < G_N_ELEMENTS(sources); i++) {
 		const Entry *e = sources[i].is_ifd0 ? find2(ifd0, exif, sources[i].date)
 		                                    : find2(exif, ifd0, sources[i].date);
 		g_autofree char *date = entry_text(r, e);
@@ -599,7 +618,8 @@ static void read_fields(const Reader *r, const Dir *ifd0, const Dir *exif, const
 			continue;
 		g_autofree char *subsec = entry_text(r, find2(exif, ifd0, sources[i].subsec));
 		g_autofree char *offset = entry_text(r, find2(exif, ifd0, sources[i].offset));
-		pix_exif_set_date(m, date, subsec, offset, sources[i].name);
+		if (pix_exif_set_date(m, date, subsec, offset, sources[i].name))
+			break;
 	}
 	if (isnan(m->exposure_s) && entry_real(r, find2(exif, ifd0, TAG_EXPOSURE_TIME), 0, &v) && v > 0)
 		m->exposure_s = v;
@@ -650,10 +670,10 @@ static void read_gps(const Reader *r, const Dir *gps, PixMeta *m)
 }
 
 /* The pixel size of the main image of a TIFF whose IFD0 is `ifd0`: see
- * read_image_dir(); RW2 and Phase One's own tags take precedence. */
-static void read_size(Reader *r, const Dir *ifd0, const Dir *exif, PixMeta *m)
+ * read_image_dir(); RW2's and Phase One's own tags take precedence. */
+static void read_size(Reader *r, const Dir *ifd0, const PhaseOne *phase_one, PixMeta *m)
 {
-	gint64 width = -1, height = -1, a, b;
+	gint64 width, height, a, b;
 	Dir d = { 0 };
 
 	read_image_dir(r, ifd0, 0);
@@ -663,12 +683,8 @@ static void read_size(Reader *r, const Dir *ifd0, const Dir *exif, PixMeta *m)
 		next = d.next;
 	}
 	dir_clear(&d);
-	width = noted(&r->width);
-	height = noted(&r->height);
-
-	const Entry *note_entry = dir_find(exif, TAG_MAKER_NOTE);
-	if (note_entry != NULL)
-		read_phase_one(r, note_entry, &width, &height);
+	width = phase_one->width_px > 0 ? phase_one->width_px : noted(&r->width);
+	height = phase_one->height_px > 0 ? phase_one->height_px : noted(&r->height);
 	/* RW2: the sensor's borders give the image's size (exiftool's
 	 * Composite tags, which win over the placeholder IFD0 values) */
 	if (r->version == 0x55) {
@@ -685,10 +701,21 @@ static void read_size(Reader *r, const Dir *ifd0, const Dir *exif, PixMeta *m)
 	}
 }
 
+/* What RAW formats keep in their own tags rather than EXIF's. */
+static void read_raw_fields(const Reader *r, const Dir *ifd0, PhaseOne *phase_one, PixMeta *m)
+{
+	gint64 n;
+	/* RW2's IFD0 holds the ISO (tag 0x17) */
+	if (m->iso < 0 && r->version == 0x55 && entry_int(r, dir_find(ifd0, TAG_RW2_ISO), 0, &n) && n > 0)
+		m->iso = n;
+	pix_exif_set_string(&m->lens, g_steal_pointer(&phase_one->lens));
+}
+
 void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0_role, PixMeta *m)
 {
 	Reader r = { .get = get, .src = src, .size = size, .width = { -1, -1 }, .height = { -1, -1 } };
 	Dir first = { 0 }, exif = { 0 }, gps = { 0 }, ifd1 = { 0 };
+	PhaseOne phase_one = { -1, -1, NULL };
 
 	guint64 off = read_header(&r);
 	if (off == 0 || !read_dir(&r, off, &first))
@@ -708,15 +735,20 @@ void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0_r
 			read_dir(&r, first.next, &ifd1);
 		read_fields(&r, &first, &exif, &ifd1, m);
 		read_gps(&r, &gps, m);
+		const Entry *note_entry = dir_find(&exif, TAG_MAKER_NOTE);
+		if (note_entry != NULL)
+			read_phase_one(&r, note_entry, &phase_one);
+		read_raw_fields(&r, &first, &phase_one, m);
 		/* IFD1 was visited for its orientation: the size walk meets it again */
 		r.n_visited = 0;
-		read_size(&r, &first, &exif, m);
+		read_size(&r, &first, &phase_one, m);
 		break;
 	}
 	dir_clear(&first);
 	dir_clear(&exif);
 	dir_clear(&gps);
 	dir_clear(&ifd1);
+	g_free(phase_one.lens);
 }
 
 typedef struct {

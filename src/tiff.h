@@ -37,7 +37,9 @@ typedef enum {
 
 /*
  * Bytes of the TIFF at offset `off`, `len` of them, or NULL when they are
- * not at hand (transfer none).
+ * not at hand (transfer none: valid until pix_tiff_read() returns).  The
+ * reader asks for a directory's entries in one piece first, then entry by
+ * entry, so a getter that notes what it lacked can fetch it (meta-tiff.c).
  */
 typedef const guint8 *(*PixTiffGetFn)(void *src, guint64 off, gsize len);
 
@@ -48,8 +50,25 @@ typedef const guint8 *(*PixTiffGetFn)(void *src, guint64 off, gsize len);
  * reach: offsets past 64 KiB, RAW files' own directories (SubIFDs, RW2's
  * IFD0 tags), blocks whose IFD0 is an Exif or GPS directory.  Fills only
  * fields unknown in `m` (NULL, NAN, -1), so libexif's values, read first,
- * keep precedence.  Bytes come from `get` (a TIFF of `size` bytes); what
- * it cannot get is skipped.  Never fails: damage is pix_tiff_check()'s job.
+ * keep precedence; a date from a worse tag gives way (see
+ * pix_exif_set_date()).  Bytes come from `get` (a TIFF of `size` bytes);
+ * what it cannot get is skipped.  Never fails: damage is
+ * pix_tiff_check()'s job.  Classic TIFF, BigTIFF, RW2 and ORF headers.
+ *
+ * The tags are read as exif.c reads them (IFD0 <-> Exif IFD fallbacks,
+ * GPS from the GPS IFD only).  A directory whose entries run past `size`
+ * is skipped whole, as exiftool does (its count is the damage); one that
+ * is merely not at hand keeps the entries before the gap.
+ *
+ * Pixel size (role MAIN only, set when both are unknown), as exiftool
+ * reports ImageWidth/ImageHeight for TIFF and TIFF-based RAW files: the
+ * first value met walking IFD0, its SubIFDs (tag 0x014a, in entry order)
+ * and the IFD1.. chain, unless the first directory whose NewSubfileType is
+ * 0 (full resolution) has one; Phase One's maker-note directory (IIQ)
+ * overrides, and RW2's sensor borders (right - left, bottom - top) win over
+ * all.  JPEG callers set the SOF's size first, so it stays.
+ *
+ * Thread-safety: reentrant (no state outside the call).
  */
 void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0, PixMeta *m);
 /* The same over `len` bytes in memory. */

@@ -94,7 +94,10 @@ static const char usage_text[] =
     "  --size BYTES             grow the file to ~BYTES (within 1%) with noise;\n"
     "                           picks a 4:3 size unless --width/--height given\n"
     "tiff only:\n"
-    "  --pad-before-ifd BYTES   BYTES of filler between pixel data and IFD0\n";
+    "  --pad-before-ifd BYTES   BYTES of filler between pixel data and IFD0\n"
+    "  --pad-after-ifd BYTES    BYTES of filler after the IFDs and their values\n"
+    "                           (with both > 256 KiB the directories lie in the\n"
+    "                           middle of the file, far from either end)\n";
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
@@ -240,6 +243,7 @@ struct options {
     uint64_t count;
     int have_pad;
     uint64_t pad_before_ifd;
+    uint64_t pad_after_ifd;
 };
 
 #define JPEG_MAX_DIM 65500u
@@ -442,6 +446,10 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->pad_before_ifd = parse_uint("--pad-before-ifd", VALUE("--pad-before-ifd"), 0,
                                            (uint64_t)1 << 31);
             o->have_pad = 1;
+        } else if (opt_is(a, "--pad-after-ifd")) {
+            o->pad_after_ifd = parse_uint("--pad-after-ifd", VALUE("--pad-after-ifd"), 0,
+                                          (uint64_t)1 << 31);
+            o->have_pad = 1;
         } else {
             die_usage("unknown option '%s'", a);
         }
@@ -457,7 +465,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         if (o->width > JPEG_MAX_DIM || o->height > JPEG_MAX_DIM)
             die_usage("jpeg --width/--height must be at most %u", JPEG_MAX_DIM);
         if (o->have_pad)
-            die_usage("--pad-before-ifd is for tiff only");
+            die_usage("--pad-before-ifd and --pad-after-ifd are for tiff only");
         if (o->thumbnail && o->no_exif)
             die_usage("--thumbnail needs the Exif segment, drop --no-exif");
     }
@@ -1315,7 +1323,9 @@ static void build_tiff(const struct options *o, struct buf *out)
     ifd_long(&t->ifd0, 0x0117, (uint32_t)pixels);
     add_metadata(o, t, 0);
 
-    uint64_t total = tiff_layout(t, strip_at + pixels + o->pad_before_ifd);
+    uint64_t total = tiff_layout(t, strip_at + pixels + o->pad_before_ifd) + o->pad_after_ifd;
+    if (total > UINT32_MAX)
+        die_usage("file would exceed 4 GiB");
     buf_fill(out, 0, (size_t)total);
 
     /* A diagonal gradient: cheap, deterministic and visibly an image. */

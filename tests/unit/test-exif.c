@@ -304,7 +304,9 @@ static void test_no_tiff_header(void)
 }
 
 /* pix_exif_read fills in; it does not replace what an earlier source
- * (another EXIF block of the same file, a container's own fields) set. */
+ * (another EXIF block of the same file, a container's own fields) set,
+ * a date from an equally good tag included (see test_date_rank for a
+ * worse one). */
 static void test_keeps_set_fields(void)
 {
 	g_autoptr(GBytes) block = EXIF_BLOCK("--make", "Canon", "--model", "EOS", "--lens", "L",
@@ -319,7 +321,7 @@ static void test_keeps_set_fields(void)
 	m->lens = g_strdup("My lens");
 	m->date_taken = g_strdup("1999-01-01T00:00:00");
 	m->date_tz = g_strdup("+09:00");
-	m->date_source = "CreateDate";
+	m->date_source = "DateTimeOriginal";
 	m->exposure_s = 2;
 	m->fnumber = 16;
 	m->focal_mm = 300;
@@ -338,7 +340,7 @@ static void test_keeps_set_fields(void)
 	g_assert_cmpstr(m->lens, ==, "My lens");
 	g_assert_cmpstr(m->date_taken, ==, "1999-01-01T00:00:00");
 	g_assert_cmpstr(m->date_tz, ==, "+09:00");
-	g_assert_cmpstr(m->date_source, ==, "CreateDate");
+	g_assert_cmpstr(m->date_source, ==, "DateTimeOriginal");
 	g_assert_cmpfloat(m->exposure_s, ==, 2);
 	g_assert_cmpfloat(m->fnumber, ==, 16);
 	g_assert_cmpfloat(m->focal_mm, ==, 300);
@@ -349,6 +351,63 @@ static void test_keeps_set_fields(void)
 	g_assert_cmpfloat(m->gps_alt_m, ==, 3);
 	g_assert_cmpint(m->width_px, ==, 10);
 	g_assert_cmpint(m->height_px, ==, 20);
+}
+
+/*
+ * A date from a worse EXIF tag gives way to a better one read later (our
+ * TIFF reader finds a DateTimeOriginal beyond libexif's reach after libexif
+ * took IFD0's ModifyDate; a CR3's CMT2 after CMT1), its offset with it;
+ * dates from other sources, and from better or equal tags, stay.
+ */
+static void test_date_rank(void)
+{
+	static const struct {
+		const char *old_source;     /* NULL: no date yet */
+		const char *new_source;
+		gboolean is_replaced;
+	} cases[] = {
+		{ NULL, "ModifyDate", TRUE },
+		{ "ModifyDate", "DateTimeOriginal", TRUE },
+		{ "ModifyDate", "CreateDate", TRUE },
+		{ "CreateDate", "DateTimeOriginal", TRUE },
+		{ "CreateDate", "ModifyDate", FALSE },
+		{ "DateTimeOriginal", "DateTimeOriginal", FALSE },
+		{ "DateTimeOriginal", "CreateDate", FALSE },
+		{ "XMP CreateDate", "DateTimeOriginal", FALSE },
+		{ "QuickTime", "DateTimeOriginal", FALSE },
+	};
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(PixMeta) m = pix_meta_new();
+		if (cases[i].old_source != NULL) {
+			m->date_taken = g_strdup("1999-01-01T00:00:00");
+			m->date_tz = g_strdup("+09:00");
+			m->date_source = cases[i].old_source;
+		}
+		g_assert_true(pix_exif_set_date(m, "2021:07:04 13:45:56", "5", NULL, cases[i].new_source));
+		if (cases[i].is_replaced) {
+			g_assert_cmpstr(m->date_taken, ==, "2021-07-04T13:45:56.5");
+			/* the old offset went with the old date */
+			g_assert_null(m->date_tz);
+			g_assert_cmpstr(m->date_source, ==, cases[i].new_source);
+		} else {
+			g_assert_cmpstr(m->date_taken, ==, "1999-01-01T00:00:00");
+			g_assert_cmpstr(m->date_tz, ==, "+09:00");
+			g_assert_cmpstr(m->date_source, ==, cases[i].old_source);
+		}
+	}
+
+	/* garbage does not replace a worse date, and says to try the next tag */
+	g_autoptr(PixMeta) m = pix_meta_new();
+	m->date_taken = g_strdup("1999-01-01T00:00:00");
+	m->date_source = "ModifyDate";
+	g_assert_false(pix_exif_set_date(m, "0000:00:00 00:00:00", NULL, "+01:00", "DateTimeOriginal"));
+	g_assert_cmpstr(m->date_taken, ==, "1999-01-01T00:00:00");
+	g_assert_cmpstr(m->date_source, ==, "ModifyDate");
+	g_assert_null(m->date_tz);
+	/* a better date brings its own offset */
+	g_assert_true(pix_exif_set_date(m, "2021:07:04 13:45:56", "x1", "+01:00", "DateTimeOriginal"));
+	g_assert_cmpstr(m->date_taken, ==, "2021-07-04T13:45:56");
+	g_assert_cmpstr(m->date_tz, ==, "+01:00");
 }
 
 /*
@@ -581,6 +640,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/exif/no-tiff-header", test_no_tiff_header);
 	g_test_add_func("/exif/keeps-set-fields", test_keeps_set_fields);
 	g_test_add_func("/exif/keeps-set-gps-and-offset", test_keeps_set_gps_and_offset);
+	g_test_add_func("/exif/date/rank", test_date_rank);
 	g_test_add_func("/exif/latin1-strings", test_latin1_strings);
 	g_test_add_func("/exif/with-thumbnail", test_with_thumbnail);
 	g_test_add_func("/exif/truncated-blocks", test_truncated_blocks);
