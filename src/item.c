@@ -116,6 +116,44 @@ PixMeta *pix_meta_new(void)
 	return m;
 }
 
+void pix_meta_fill(PixMeta *dst, const PixMeta *src)
+{
+#define STR(f) if (dst->f == NULL && src->f != NULL) dst->f = g_strdup(src->f)
+#define NUM(f) if (isnan(dst->f)) dst->f = src->f
+#define INT(f) if (dst->f < 0) dst->f = src->f
+	if (dst->date_taken == NULL && src->date_taken != NULL) {
+		dst->date_taken = g_strdup(src->date_taken);
+		g_free(dst->date_tz);
+		dst->date_tz = g_strdup(src->date_tz);
+		dst->date_source = src->date_source;
+	}
+	STR(make);
+	STR(model);
+	STR(lens);
+	NUM(exposure_s);
+	NUM(fnumber);
+	INT(iso);
+	NUM(focal_mm);
+	INT(orientation);
+	if (dst->width_px < 0 && dst->height_px < 0) {
+		dst->width_px = src->width_px;
+		dst->height_px = src->height_px;
+	}
+	if (isnan(dst->gps_lat) && isnan(dst->gps_lon)) {
+		dst->gps_lat = src->gps_lat;
+		dst->gps_lon = src->gps_lon;
+	}
+	NUM(gps_alt_m);
+	NUM(duration_s);
+	if (!dst->has_osdb_hash) {
+		dst->osdb_hash = src->osdb_hash;
+		dst->has_osdb_hash = src->has_osdb_hash;
+	}
+#undef STR
+#undef NUM
+#undef INT
+}
+
 void pix_meta_free(PixMeta *m)
 {
 	if (m == NULL)

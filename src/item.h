@@ -151,6 +151,9 @@ gboolean pix_stat_same(const PixStat *a, const PixStat *b);
 
 PixMeta *pix_meta_new(void);
 void pix_meta_free(PixMeta *m);
+/* Fills the fields unknown in `dst` (NULL, NAN, -1) from `src`; GPS
+ * latitude and longitude as one value. */
+void pix_meta_fill(PixMeta *dst, const PixMeta *src);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixItem, pix_item_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixMeta, pix_meta_free)

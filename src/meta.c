@@ -19,15 +19,14 @@
 #include <string.h>
 
 #define HEAD_BYTES 64
-/* what a TIFF-structured file keeps of its start: libexif reaches no
- * further than 64 KiB, and IFDs of TIFF and RAW files live near the start */
-#define TIFF_HEAD_BYTES (256 * 1024)
+/* what the OpenSubtitles hash sums at each end of a video */
+#define OSDB_BYTES 65536
 
 typedef enum {
 	FMT_UNKNOWN,
-	FMT_JPEG,
-	FMT_TIFF,    /* TIFF and the RAW formats built on it */
-	FMT_OTHER,   /* recognised, no metadata parser yet */
+	FMT_JPEG,       /* meta-jpeg.c's own stream parser */
+	FMT_CONTAINER,  /* a PixContainer reads it through a PixStream */
+	FMT_OTHER,      /* recognised, no metadata parser */
 } Format;
 
 struct PixMetaParser {
@@ -38,46 +37,60 @@ struct PixMetaParser {
 	const char *mime;
 	PixMediaKind media;
 	PixJpegParser *jpeg;
-	GByteArray *tiff_head;  /* FMT_TIFF: "Exif\0\0" + the file's first bytes */
+	const PixContainer *container;
+	PixStream *stream;      /* FMT_CONTAINER, or a video (for its hash) */
+	void *state;            /* the container's */
 	guint64 total_bytes;    /* bytes fed so far */
 };
 
-/* Magic numbers: offset, bytes, what they mean. */
+/* Magic numbers: offset, bytes, what they mean; a NULL container means no
+ * metadata parser for that format. */
 typedef struct {
 	gsize offset;
 	const char *magic;
 	gsize magic_len;
-	Format format;
+	const PixContainer *container;
 	const char *mime;
 	PixMediaKind media;
 } Magic;
 
-#define M(off, str, fmt, mime, media) { off, str, sizeof(str) - 1, fmt, mime, media }
+#define M(off, str, c, mime, media) { off, str, sizeof(str) - 1, c, mime, media }
+#define TIFF_C (&pix_container_tiff)
+#define NONE NULL
 static const Magic magics[] = {
-	M(0, "\xff\xd8\xff", FMT_JPEG, "image/jpeg", PIX_MEDIA_IMAGE),
-	M(0, "\x89PNG\r\n\x1a\n", FMT_OTHER, "image/png", PIX_MEDIA_IMAGE),
-	M(0, "GIF87a", FMT_OTHER, "image/gif", PIX_MEDIA_IMAGE),
-	M(0, "GIF89a", FMT_OTHER, "image/gif", PIX_MEDIA_IMAGE),
-	M(0, "II\x2a\x00\x10\x00\x00\x00" "CR", FMT_TIFF, "image/x-canon-cr2", PIX_MEDIA_RAW),
-	M(0, "IIRO", FMT_TIFF, "image/x-olympus-orf", PIX_MEDIA_RAW),
-	M(0, "IIRS", FMT_TIFF, "image/x-olympus-orf", PIX_MEDIA_RAW),
-	M(0, "MMOR", FMT_TIFF, "image/x-olympus-orf", PIX_MEDIA_RAW),
-	M(0, "IIU\x00", FMT_TIFF, "image/x-panasonic-rw2", PIX_MEDIA_RAW),
-	M(0, "II\x2a\x00", FMT_TIFF, "image/tiff", PIX_MEDIA_IMAGE),
-	M(0, "MM\x00\x2a", FMT_TIFF, "image/tiff", PIX_MEDIA_IMAGE),
-	M(0, "II\x2b\x00", FMT_TIFF, "image/tiff", PIX_MEDIA_IMAGE),   /* BigTIFF */
-	M(0, "MM\x00\x2b", FMT_TIFF, "image/tiff", PIX_MEDIA_IMAGE),
-	M(0, "FUJIFILMCCD-RAW", FMT_OTHER, "image/x-fuji-raf", PIX_MEDIA_RAW),
-	M(0, "\x00MRM", FMT_OTHER, "image/x-minolta-mrw", PIX_MEDIA_RAW),
-	M(0, "FOVb", FMT_OTHER, "image/x-sigma-x3f", PIX_MEDIA_RAW),
-	M(0, "II\x1a\x00\x00\x00HEAPCCDR", FMT_OTHER, "image/x-canon-crw", PIX_MEDIA_RAW),
-	M(0, "\xff\x0a", FMT_OTHER, "image/jxl", PIX_MEDIA_IMAGE),
-	M(0, "\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a", FMT_OTHER, "image/jxl", PIX_MEDIA_IMAGE),
-	M(0, "BM", FMT_OTHER, "image/bmp", PIX_MEDIA_IMAGE),
-	M(0, "<?xpacket", FMT_OTHER, "application/rdf+xml", PIX_MEDIA_SIDECAR),
-	M(0, "<x:xmpmeta", FMT_OTHER, "application/rdf+xml", PIX_MEDIA_SIDECAR),
+	M(0, "\x89PNG\r\n\x1a\n", &pix_container_png, "image/png", PIX_MEDIA_IMAGE),
+	M(0, "GIF87a", NONE, "image/gif", PIX_MEDIA_IMAGE),
+	M(0, "GIF89a", NONE, "image/gif", PIX_MEDIA_IMAGE),
+	M(0, "II\x2a\x00\x10\x00\x00\x00" "CR", TIFF_C, "image/x-canon-cr2", PIX_MEDIA_RAW),
+	M(0, "IIRO", TIFF_C, "image/x-olympus-orf", PIX_MEDIA_RAW),
+	M(0, "IIRS", TIFF_C, "image/x-olympus-orf", PIX_MEDIA_RAW),
+	M(0, "MMOR", TIFF_C, "image/x-olympus-orf", PIX_MEDIA_RAW),
+	M(0, "IIU\x00", TIFF_C, "image/x-panasonic-rw2", PIX_MEDIA_RAW),
+	M(0, "II\x2a\x00", TIFF_C, "image/tiff", PIX_MEDIA_IMAGE),
+	M(0, "MM\x00\x2a", TIFF_C, "image/tiff", PIX_MEDIA_IMAGE),
+	M(0, "II\x2b\x00", TIFF_C, "image/tiff", PIX_MEDIA_IMAGE),   /* BigTIFF */
+	M(0, "MM\x00\x2b", TIFF_C, "image/tiff", PIX_MEDIA_IMAGE),
+	M(0, "FUJIFILMCCD-RAW", &pix_container_raf, "image/x-fuji-raf", PIX_MEDIA_RAW),
+	M(0, "\x00MRM", &pix_container_mrw, "image/x-minolta-mrw", PIX_MEDIA_RAW),
+	M(0, "FOVb", NONE, "image/x-sigma-x3f", PIX_MEDIA_RAW),
+	M(0, "II\x1a\x00\x00\x00HEAPCCDR", NONE, "image/x-canon-crw", PIX_MEDIA_RAW),
+	M(0, "\xff\x0a", &pix_container_bmff, "image/jxl", PIX_MEDIA_IMAGE),
+	M(0, "\x00\x00\x00\x0cJXL \x0d\x0a\x87\x0a", &pix_container_bmff, "image/jxl", PIX_MEDIA_IMAGE),
+	M(0, "BM", NONE, "image/bmp", PIX_MEDIA_IMAGE),
+	M(0, "<?xpacket", &pix_container_xmp, "application/rdf+xml", PIX_MEDIA_SIDECAR),
+	M(0, "<x:xmpmeta", &pix_container_xmp, "application/rdf+xml", PIX_MEDIA_SIDECAR),
+	M(0, "\xef\xbb\xbf<?xpacket", &pix_container_xmp, "application/rdf+xml", PIX_MEDIA_SIDECAR),
+	M(0, "\xef\xbb\xbf<x:xmpmeta", &pix_container_xmp, "application/rdf+xml", PIX_MEDIA_SIDECAR),
+	M(0, "<x:xapmeta", &pix_container_xmp, "application/rdf+xml", PIX_MEDIA_SIDECAR),   /* XMP before 2002 */
+	M(0, "<rdf:RDF", &pix_container_xmp, "application/rdf+xml", PIX_MEDIA_SIDECAR),
+	/* darktable, Exiv2 before 0.27 (digiKam), Capture One */
+	M(0, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<x:xmpmeta", &pix_container_xmp, "application/rdf+xml", PIX_MEDIA_SIDECAR),
+	M(0, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\r\n<x:xmpmeta", &pix_container_xmp, "application/rdf+xml", PIX_MEDIA_SIDECAR),
+	M(0, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<?xpacket", &pix_container_xmp, "application/rdf+xml", PIX_MEDIA_SIDECAR),
 };
 #undef M
+#undef TIFF_C
+#undef NONE
 
 /* ISO base media (ftyp) major brands. */
 typedef struct {
@@ -98,6 +111,15 @@ static const Brand brands[] = {
 	{ "3g2a", "video/3gpp2", PIX_MEDIA_VIDEO },
 };
 
+/* Sets what decide() found. */
+static void decided(PixMetaParser *mp, Format format, const PixContainer *c, const char *mime, PixMediaKind media)
+{
+	mp->format = c != NULL ? FMT_CONTAINER : format;
+	mp->container = c;
+	mp->mime = mime;
+	mp->media = media;
+}
+
 /* Decides the format from the head bytes collected so far. */
 static void decide(PixMetaParser *mp)
 {
@@ -105,48 +127,40 @@ static void decide(PixMetaParser *mp)
 	gsize n = mp->head_len;
 
 	mp->is_decided = TRUE;
-	mp->format = FMT_UNKNOWN;
-	mp->mime = "application/octet-stream";
-	mp->media = PIX_MEDIA_OTHER;
+	decided(mp, FMT_UNKNOWN, NULL, "application/octet-stream", PIX_MEDIA_OTHER);
 	if (n == 0) {
 		mp->mime = "application/x-empty";
+		return;
+	}
+	if (n >= 3 && memcmp(h, "\xff\xd8\xff", 3) == 0) {
+		decided(mp, FMT_JPEG, NULL, "image/jpeg", PIX_MEDIA_IMAGE);
 		return;
 	}
 	for (guint i = 0; i < G_N_ELEMENTS(magics); i++) {
 		const Magic *m = &magics[i];
 		if (n >= m->offset + m->magic_len && memcmp(h + m->offset, m->magic, m->magic_len) == 0) {
-			mp->format = m->format;
-			mp->mime = m->mime;
-			mp->media = m->media;
+			decided(mp, FMT_OTHER, m->container, m->mime, m->media);
 			return;
 		}
 	}
 	if (n >= 12 && memcmp(h, "RIFF", 4) == 0) {
-		if (memcmp(h + 8, "WEBP", 4) == 0) {
-			mp->format = FMT_OTHER;
-			mp->mime = "image/webp";
-			mp->media = PIX_MEDIA_IMAGE;
-		} else if (memcmp(h + 8, "AVI ", 4) == 0) {
-			mp->format = FMT_OTHER;
-			mp->mime = "video/x-msvideo";
-			mp->media = PIX_MEDIA_VIDEO;
-		}
+		if (memcmp(h + 8, "WEBP", 4) == 0)
+			decided(mp, FMT_OTHER, &pix_container_riff, "image/webp", PIX_MEDIA_IMAGE);
+		else if (memcmp(h + 8, "AVI ", 4) == 0)
+			decided(mp, FMT_OTHER, &pix_container_riff, "video/x-msvideo", PIX_MEDIA_VIDEO);
 		return;
 	}
 	/* QuickTime files from before ftyp start with one of these atoms */
 	static const char *const qt_atoms[] = { "moov", "mdat", "wide", "free", "skip", "pnot" };
 	for (guint i = 0; n >= 8 && i < G_N_ELEMENTS(qt_atoms); i++) {
 		if (memcmp(h + 4, qt_atoms[i], 4) == 0) {
-			mp->format = FMT_OTHER;
-			mp->mime = "video/quicktime";
-			mp->media = PIX_MEDIA_VIDEO;
+			decided(mp, FMT_OTHER, &pix_container_bmff, "video/quicktime", PIX_MEDIA_VIDEO);
 			return;
 		}
 	}
 	if (n >= 12 && memcmp(h + 4, "ftyp", 4) == 0) {
-		mp->format = FMT_OTHER;
-		mp->mime = "video/mp4";   /* isom, mp41, mp42, avc1 and the rest */
-		mp->media = PIX_MEDIA_VIDEO;
+		/* isom, mp41, mp42, avc1 and the rest */
+		decided(mp, FMT_OTHER, &pix_container_bmff, "video/mp4", PIX_MEDIA_VIDEO);
 		for (guint i = 0; i < G_N_ELEMENTS(brands); i++) {
 			if (memcmp(h + 8, brands[i].brand, 4) == 0) {
 				mp->mime = brands[i].mime;
@@ -167,27 +181,40 @@ void pix_meta_parser_free(PixMetaParser *mp)
 	if (mp == NULL)
 		return;
 	pix_jpeg_parser_free(mp->jpeg);
-	if (mp->tiff_head != NULL)
-		g_byte_array_unref(mp->tiff_head);
+	if (mp->container != NULL)
+		mp->container->free(mp->state);
+	pix_stream_free(mp->stream);
 	g_free(mp);
 }
 
-/* Passes bytes to the container parser chosen for the format. */
+/* Sets up the parser for the format decided: the container's stream (a
+ * video's also keeps both ends for its hash). */
+static void begin(PixMetaParser *mp)
+{
+	gsize keep_head = 0, keep_tail = 0;
+	if (mp->format == FMT_JPEG)
+		mp->jpeg = pix_jpeg_parser_new();
+	if (mp->container != NULL) {
+		keep_head = mp->container->keep_head;
+		keep_tail = mp->container->keep_tail;
+	}
+	if (mp->media == PIX_MEDIA_VIDEO) {
+		keep_head = MAX(keep_head, OSDB_BYTES);
+		keep_tail = MAX(keep_tail, OSDB_BYTES);
+	}
+	if (mp->container != NULL || mp->media == PIX_MEDIA_VIDEO)
+		mp->stream = pix_stream_new(keep_head, keep_tail);
+	if (mp->container != NULL)
+		mp->state = mp->container->start(mp->stream);
+}
+
+/* Passes bytes to the parser chosen for the format. */
 static void dispatch(PixMetaParser *mp, const guint8 *data, gsize len)
 {
-	if (mp->format == FMT_JPEG) {
-		if (mp->jpeg == NULL)
-			mp->jpeg = pix_jpeg_parser_new();
+	if (mp->jpeg != NULL)
 		pix_jpeg_parser_feed(mp->jpeg, data, len);
-	} else if (mp->format == FMT_TIFF) {
-		if (mp->tiff_head == NULL) {
-			mp->tiff_head = g_byte_array_sized_new(MIN(TIFF_HEAD_BYTES, 4096) + 6);
-			g_byte_array_append(mp->tiff_head, (const guint8 *)"Exif\0\0", 6);
-		}
-		gsize room = TIFF_HEAD_BYTES + 6 - mp->tiff_head->len;
-		if (room > 0)
-			g_byte_array_append(mp->tiff_head, data, (guint)MIN(len, room));
-	}
+	if (mp->stream != NULL)
+		pix_stream_feed(mp->stream, data, len);
 }
 
 void pix_meta_parser_feed(PixMetaParser *mp, const guint8 *data, gsize len)
@@ -200,6 +227,7 @@ void pix_meta_parser_feed(PixMetaParser *mp, const guint8 *data, gsize len)
 		if (mp->head_len < HEAD_BYTES)
 			return;
 		decide(mp);
+		begin(mp);
 		/* the head went in before the format was known: replay it */
 		dispatch(mp, mp->head, mp->head_len);
 		data += take;
@@ -220,20 +248,21 @@ static void add_error(PixItem *item, const char *problem)
 	}
 }
 
-/* The EXIF block (after its "Exif\0\0" header) of `len` bytes, `total_len`
- * in all: its damage and its fields. */
-static void read_exif_block(const guint8 *block, gsize len, guint64 total_len, PixMeta *m, PixItem *item)
+void pix_meta_read_tiff(PixStream *s, const guint8 *tiff, gsize len, PixTiffRole role, PixMeta *m)
 {
 	g_autofree char *problem = NULL;
 	/* our structure check names the damage more precisely than libexif,
 	 * which shrugs most of it off */
-	g_autofree char *damage = pix_tiff_check(block + 6, len - 6, total_len);
-	if (!pix_exif_read(block, len, m, &problem) && damage == NULL)
-		add_error(item, problem);
-	if (damage != NULL) {
-		g_autofree char *text = g_strconcat("corrupt EXIF: ", damage, NULL);
-		add_error(item, text);
-	}
+	g_autofree char *damage = pix_tiff_check(tiff, len, len);
+	/* libexif wants the APP1 form: "Exif\0\0" and the TIFF block */
+	g_autofree guint8 *block = g_malloc(len + 6);
+	memcpy(block, "Exif\0\0", 6);
+	memcpy(block + 6, tiff, len);
+	if (role == PIX_TIFF_ROLE_MAIN && !pix_exif_read(block, len + 6, m, &problem) && damage == NULL)
+		pix_stream_problem(s, "%s", problem);
+	if (damage != NULL)
+		pix_stream_problem(s, "corrupt EXIF: %s", damage);
+	pix_tiff_read_mem(tiff, len, (PixTiffIfd0)role, m);
 }
 
 static void finish_jpeg(PixMetaParser *mp, PixItem *item)
@@ -249,36 +278,56 @@ static void finish_jpeg(PixMetaParser *mp, PixItem *item)
 	if (info.exif != NULL) {
 		gsize len;
 		const guint8 *data = g_bytes_get_data(info.exif, &len);
-		read_exif_block(data, len, len - 6, m, item);
+		g_autoptr(PixStream) s = pix_stream_new(0, 0);
+		pix_meta_read_tiff(s, data + 6, len - 6, PIX_TIFF_ROLE_MAIN, m);
+		g_autofree char *problems = pix_stream_problems(s);
+		if (problems != NULL)
+			add_error(item, problems);
+	}
+	/* XMP fills only what EXIF left unknown: EXIF is the camera's record */
+	if (info.xmp != NULL) {
+		gsize len;
+		const guint8 *data = g_bytes_get_data(info.xmp, &len);
+		pix_meta_read_xmp(data, len, m);
 	}
 	item->meta = g_steal_pointer(&m);
 	pix_jpeg_info_clear(&info);
 }
 
-static void finish_tiff(PixMetaParser *mp, PixItem *item)
+/* The OpenSubtitles hash: the size plus the sums, as little-endian 64-bit
+ * words, of the first and the last 64 KiB (of the whole file twice when
+ * it is smaller; a last partial word is zero-padded). */
+static gboolean osdb_hash(const PixStream *s, guint64 *out)
+{
+	guint64 size = pix_stream_pos(s), hash = size;
+	gsize n = (gsize)MIN(size, OSDB_BYTES);
+	const guint8 *ends[2] = { pix_stream_peek(s, 0, n), pix_stream_peek(s, size - n, n) };
+	for (guint e = 0; e < 2; e++) {
+		if (ends[e] == NULL)
+			return FALSE;
+		for (gsize i = 0; i < n; i += 8) {
+			guint64 word = 0;
+			for (gsize b = 0; b < 8 && i + b < n; b++)
+				word |= (guint64)ends[e][i + b] << (8 * b);
+			hash += word;
+		}
+	}
+	*out = hash;
+	return TRUE;
+}
+
+static void finish_stream(PixMetaParser *mp, PixItem *item)
 {
 	g_autoptr(PixMeta) m = pix_meta_new();
-	guint8 *tiff = mp->tiff_head->data + 6;
-	gsize len = mp->tiff_head->len - 6;
-	g_autofree char *damage = pix_tiff_check(tiff, len, mp->total_bytes);
-	g_autofree char *ignored = NULL;
 
-	if (damage != NULL) {
-		g_autofree char *text = g_strconcat("corrupt TIFF structure: ", damage, NULL);
-		add_error(item, text);
-	}
-	/* RW2 (0x55) and ORF ("RO", "RS") are TIFF with another version
-	 * number, which libexif refuses: it reads them as version 42 */
-	if (len >= 4 && !(tiff[2] == 42 && tiff[3] == 0) && !(tiff[2] == 0 && tiff[3] == 42) &&
-	    !(tiff[2] == 43 || tiff[3] == 43)) {
-		gboolean is_big = tiff[0] == 'M';
-		tiff[2] = is_big ? 0 : 42;
-		tiff[3] = is_big ? 42 : 0;
-	}
-	/* libexif sees only the head of a large file and calls what lies
-	 * beyond "corrupt": only our check, which knows the file's length,
-	 * judges the structure here */
-	pix_exif_read(mp->tiff_head->data, mp->tiff_head->len, m, &ignored);
+	pix_stream_finish(mp->stream);
+	if (mp->container != NULL)
+		mp->container->finish(mp->state, mp->stream, m);
+	if (mp->media == PIX_MEDIA_VIDEO)
+		m->has_osdb_hash = osdb_hash(mp->stream, &m->osdb_hash);
+	g_autofree char *problems = pix_stream_problems(mp->stream);
+	if (problems != NULL)
+		add_error(item, problems);
 	item->meta = g_steal_pointer(&m);
 }
 
@@ -286,12 +335,13 @@ void pix_meta_parser_finish(PixMetaParser *mp, PixItem *item)
 {
 	if (!mp->is_decided) {
 		decide(mp);
+		begin(mp);
 		dispatch(mp, mp->head, mp->head_len);
 	}
 	item->mime = mp->mime;
 	item->media = mp->media;
-	if (mp->format == FMT_JPEG)
+	if (mp->jpeg != NULL)
 		finish_jpeg(mp, item);
-	else if (mp->format == FMT_TIFF)
-		finish_tiff(mp, item);
+	else if (mp->stream != NULL)
+		finish_stream(mp, item);
 }

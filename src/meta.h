@@ -63,6 +63,7 @@ extern const PixContainer pix_container_png;     /* meta-png.c */
 extern const PixContainer pix_container_riff;    /* meta-riff.c: WebP, AVI */
 extern const PixContainer pix_container_raf;     /* meta-raw.c: Fujifilm RAF */
 extern const PixContainer pix_container_mrw;     /* meta-raw.c: Minolta MRW */
+extern const PixContainer pix_container_xmp;     /* meta-xmp.c: XMP sidecars */
 
 /*
  * A TIFF block found inside a container (an EXIF payload without its
@@ -89,6 +90,8 @@ typedef struct {
 	gint64 width_px;        /* from the first SOFn, -1 without one */
 	gint64 height_px;
 	GBytes *exif;           /* the first APP1 "Exif\0\0" payload, or NULL (owned) */
+	GBytes *xmp;            /* the first APP1 XMP packet, without its
+	                           "http://ns.adobe.com/xap/1.0/\0" header, or NULL (owned) */
 	char *error;            /* what is wrong with the structure, or NULL (owned) */
 } PixJpegInfo;
 

@@ -129,8 +129,8 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_META_REPLACE] =
 		"INSERT OR REPLACE INTO meta (file_id, date_taken, date_tz, date_source, make, model, lens,"
 		" exposure_s, fnumber, iso, focal_mm, orientation, width, height, gps_lat, gps_lon,"
-		" gps_alt_m)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+		" gps_alt_m, duration_s, osdb_hash)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
 	[ST_META_DELETE] = "DELETE FROM meta WHERE file_id = ?1",
 	[ST_CHANGE_INSERT] =
 		"INSERT INTO changes (scan_id, file_id, at, kind, old_path, new_path, old_md5, new_md5,"
@@ -829,6 +829,12 @@ static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, GError *
 	bind_double_or_null(st, 15, m->gps_lat);
 	bind_double_or_null(st, 16, m->gps_lon);
 	bind_double_or_null(st, 17, m->gps_alt_m);
+	bind_double_or_null(st, 18, m->duration_s);
+	if (m->has_osdb_hash) {
+		char hex[17];
+		g_snprintf(hex, sizeof hex, "%016" G_GINT64_MODIFIER "x", m->osdb_hash);
+		sqlite3_bind_text(st, 19, hex, -1, SQLITE_TRANSIENT);
+	}
 	return step_done(s, st, "cannot write metadata", error);
 }
 

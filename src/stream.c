@@ -68,7 +68,7 @@ PixStream *pix_stream_new(gsize keep_head, gsize keep_tail)
 {
 	PixStream *s = g_new0(PixStream, 1);
 	s->keep_head = keep_head;
-	s->keep_tail = keep_tail;
+	s->keep_tail = keep_tail = MAX(keep_tail, PIX_STREAM_BACK);
 	if (keep_head > 0)
 		s->head = g_malloc(keep_head);
 	if (keep_tail > 0)
@@ -133,23 +133,32 @@ static guint64 reached(const PixStream *s)
 	return s->pos + (s->piece != NULL ? s->piece_len : 0);
 }
 
+/* `len` bytes at `off` wholly inside one of the buffers at hand, or NULL. */
+static const guint8 *contiguous(const PixStream *s, guint64 off, gsize len)
+{
+	if (off <= s->head_len && len <= s->head_len - off)
+		return s->head + off;
+	if (s->piece != NULL && off >= s->pos && off - s->pos <= s->piece_len && len <= s->piece_len - (off - s->pos))
+		return s->piece + (off - s->pos);
+	if (off >= s->tail_off && off - s->tail_off <= s->tail_len && len <= s->tail_len - (off - s->tail_off))
+		return s->tail + (off - s->tail_off);
+	return NULL;
+}
+
 const guint8 *pix_stream_peek(const PixStream *s, guint64 off, gsize len)
 {
-	gsize n;
-	const guint8 *p = locate(s, off, len, &n);
-	return p != NULL && n == len ? p : NULL;
+	return contiguous(s, off, len);
 }
 
 /* Fills `w` from what is at hand; returns whether it is complete (or
  * cannot get more, and should be called back now). */
 static gboolean fill(PixStream *s, Want *w)
 {
-	if (w->got == 0 && w->direct == NULL) {
-		gsize n;
-		const guint8 *p = locate(s, w->off, w->len, &n);
-		if (p != NULL && n == w->len) {
+	if (w->got == 0 && w->direct == NULL && w->len > 0) {
+		const guint8 *p = contiguous(s, w->off, w->len);
+		if (p != NULL) {
 			w->direct = p;
-			w->got = n;
+			w->got = w->len;
 			return TRUE;
 		}
 	}

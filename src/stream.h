@@ -30,6 +30,10 @@
 #define PIX_STREAM_MAX_WANTS 100000
 #define PIX_STREAM_MAX_WANT (16u << 20)
 #define PIX_STREAM_MAX_HELD (64u << 20)
+/* A range that starts at most this many bytes behind the read position is
+ * always served (the stream keeps at least that much of its tail): a
+ * parser may ask for a payload right after the header it just read. */
+#define PIX_STREAM_BACK 4096
 
 typedef struct PixStream PixStream;
 
@@ -43,8 +47,8 @@ typedef struct PixStream PixStream;
 typedef void (*PixStreamFn)(PixStream *s, void *ctx, guint64 arg, guint64 off, const guint8 *data, gsize len);
 
 /* A stream that keeps the first `keep_head` and the last `keep_tail`
- * bytes of the file (each may be 0), for pix_stream_peek() and for ranges
- * asked for after they went by. */
+ * bytes of the file (each may be 0; the tail is at least PIX_STREAM_BACK),
+ * for pix_stream_peek() and for ranges asked for after they went by. */
 PixStream *pix_stream_new(gsize keep_head, gsize keep_tail);
 /* Accepts NULL. */
 void pix_stream_free(PixStream *s);
@@ -84,5 +88,7 @@ void pix_stream_fail(PixStream *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 gboolean pix_stream_has_failed(const PixStream *s);
 /* The problems recorded, "; "-joined, or NULL (transfer full). */
 char *pix_stream_problems(const PixStream *s);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixStream, pix_stream_free)
 
 #endif

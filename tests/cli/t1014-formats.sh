@@ -1,0 +1,147 @@
+#!/bin/sh
+# Formats beyond JPEG, on files built here: XMP sidecars linked to their
+# images (both naming conventions) and used for what the image lacks; a
+# file typed by its content whatever its extension; a TIFF whose directory
+# lies past libexif's 64 KiB reach; a movie's duration and OpenSubtitles
+# hash; and a catalog of the previous schema reading again the files it
+# could not read metadata from before.  (Every format against exiftool, on
+# the real samples: t1003.  Parsers byte by byte: the unit tests.)
+. "$(dirname "$0")/lib.sh"
+
+# An XMP sidecar as darktable writes it (attributes on rdf:Description).
+xmp() {
+	cat <<-EOF
+	<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?>
+	<x:xmpmeta xmlns:x="adobe:ns:meta/">
+	 <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+	  <rdf:Description rdf:about=""
+	    xmlns:exif="http://ns.adobe.com/exif/1.0/"
+	    xmlns:xmp="http://ns.adobe.com/xap/1.0/"
+	    exif:DateTimeOriginal="$1"
+	    exif:GPSLatitude="48,51.462N"
+	    exif:GPSLongitude="2,17.7W"
+	    xmp:Rating="3"/>
+	 </rdf:RDF>
+	</x:xmpmeta>
+	<?xpacket end="w"?>
+	EOF
+}
+
+test_expect_success 'setup: images without dates, their sidecars, one image with its own date' '
+	mkdir lib &&
+	mkfix jpeg lib/IMG_0001.jpg --make Cam &&
+	xmp 2021-06-05T14:30:00+02:00 >lib/IMG_0001.jpg.xmp &&
+	mkfix tiff lib/IMG_0002.tif --make Cam &&
+	xmp 2021-06-06T09:00:00 >lib/IMG_0002.xmp &&
+	mkfix jpeg lib/IMG_0003.jpg --date "2019:01:02 03:04:05" --gps 10,20 &&
+	xmp 2021-06-07T10:00:00 >lib/IMG_0003.JPG.xmp &&
+	mkfix jpeg lib/lonely.jpg &&
+	age lib && px scan --db "$DB" -q lib
+'
+
+test_expect_success 'sidecars are typed as such and linked to their images' '
+	test "$(q "select count(*) from file_info where media = \"sidecar\" and mime = \"application/rdf+xml\"")" = 3 &&
+	test "$(q "select s.name from file_info f join files s on s.id = f.sidecar_id where f.name = \"IMG_0001.jpg\"")" = IMG_0001.jpg.xmp &&
+	test "$(q "select s.name from file_info f join files s on s.id = f.sidecar_id where f.name = \"IMG_0002.tif\"")" = IMG_0002.xmp &&
+	test -z "$(q "select sidecar_id from file_info where name = \"lonely.jpg\"")" &&
+	test -z "$(q "select sidecar_id from file_info where name like \"%.xmp\"")"
+'
+
+test_expect_success 'an image without a date or position takes them from its sidecar' '
+	test "$(q "select date_taken || date_tz || \" \" || date_source from file_info where name = \"IMG_0001.jpg\"")" = \
+		"2021-06-05T14:30:00+02:00 XMP sidecar XMP exif:DateTimeOriginal" &&
+	test "$(q "select round(gps_lat, 4) || \",\" || round(gps_lon, 4) from file_info where name = \"IMG_0001.jpg\"")" = "48.8577,-2.295" &&
+	test "$(q "select date_taken from file_info where name = \"IMG_0002.tif\"")" = 2021-06-06T09:00:00
+'
+
+test_expect_success 'the image'\''s own date and position win over the sidecar'\''s' '
+	test "$(q "select date_taken || \" \" || date_source from file_info where name = \"IMG_0003.jpg\"")" = \
+		"2019-01-02T03:04:05 DateTimeOriginal" &&
+	test "$(q "select gps_lat || \",\" || gps_lon from file_info where name = \"IMG_0003.jpg\"")" = "10.0,20.0"
+'
+
+test_expect_success 'a deleted sidecar no longer lends its date' '
+	rm lib/IMG_0002.xmp && px scan --db "$DB" -q lib &&
+	test -z "$(q "select date_taken from file_info where name = \"IMG_0002.tif\"")" &&
+	test -z "$(q "select sidecar_id from file_info where name = \"IMG_0002.tif\"")"
+'
+
+test_expect_success 'a file is typed by its content, whatever its extension says' '
+	mkdir lies &&
+	mkfix jpeg lies/photo.png --make Liar --date "2020:02:02 02:02:02" &&
+	mkfix tiff lies/movie.mp4 --make Tiffany &&
+	printf "hello\n" >lies/image.jpg &&
+	px scan --db "$DB" -q lies &&
+	test "$(q "select mime || \" \" || make || \" \" || date_taken from file_info where name = \"photo.png\"")" = \
+		"image/jpeg Liar 2020-02-02T02:02:02" &&
+	test "$(q "select mime || \" \" || make from file_info where name = \"movie.mp4\"")" = "image/tiff Tiffany" &&
+	test "$(q "select mime || \" \" || media || \" \" || state from file_info where name = \"image.jpg\"")" = \
+		"application/octet-stream other ok"
+'
+
+test_expect_success 'a TIFF whose directory lies past 64 KiB is read by our own TIFF reader' '
+	mkdir far &&
+	mkfix tiff far/far.tif --make FarCam --date "2018:08:08 08:08:08" --width 300 --height 200 --pad-before-ifd 300000 &&
+	test "$(stat -c %s far/far.tif)" -gt 300000 &&
+	px scan --db "$DB" -q far &&
+	test "$(q "select make || \" \" || date_taken || \" \" || width || \"x\" || height || \" \" || state from file_info where name = \"far.tif\"")" = \
+		"FarCam 2018-08-08T08:08:08 300x200 ok"
+'
+
+# A QuickTime movie built byte by byte: ftyp, mdat of 100 KiB, then moov
+# with mvhd (2020-01-02 03:04:05 UTC, 600 units a second, 4.5 s).
+movie() {
+	{
+		printf "\0\0\0\24ftypqt  \0\0\0\0qt  "
+		printf "\0\1\220\10mdat"; head -c 102400 /dev/zero | tr "\0" "\132"
+		printf "\0\0\0\154moov\0\0\0\144mvhd\0\0\0\0"
+		printf "\332\63\16\45\332\63\16\45\0\0\2\130\0\0\12\214"
+		head -c 80 /dev/zero
+	} >"$1"
+}
+
+test_expect_success 'a movie: its date, duration and OpenSubtitles hash' '
+	mkdir movies && movie movies/clip.mov && age movies &&
+	test "$(stat -c %s movies/clip.mov)" = 102544 &&
+	px scan --db "$DB" -q movies &&
+	test "$(q "select mime || \" \" || media || \" \" || date_taken || \" \" || duration_s from file_info where name = \"clip.mov\"")" = \
+		"video/quicktime video 2020-01-02T03:04:05 4.5" &&
+	test "$(q "select length(osdb_hash) from file_info where name = \"clip.mov\"")" = 16 &&
+	test -z "$(q "select osdb_hash from file_info where name = \"IMG_0001.jpg\"")"
+'
+
+test_expect_success 'the OpenSubtitles hash is the size plus the 64-bit sums of both ends' '
+	command -v perl >/dev/null || { echo "perl missing"; exit 1; }
+	expect=$(perl -e "use integer;
+		open(my \$f, \"<:raw\", \$ARGV[0]) or die; my \$size = -s \$f; my \$h = \$size;
+		for my \$at (0, \$size - 65536) {
+			seek(\$f, \$at, 0); read(\$f, my \$buf, 65536); \$h += \$_ for unpack(\"q<*\", \$buf);
+		}
+		printf(\"%016x\", \$h);" movies/clip.mov) &&
+	test "$(q "select osdb_hash from file_info where name = \"clip.mov\"")" = "$expect"
+'
+
+# The catalog of a scan, taken back to schema 2 as an older photoidx left
+# it: no 0003 columns, index or view, and no metadata for the movie.
+downgrade() {
+	sqlite3 -bail "$1" "DROP VIEW file_info; DROP INDEX files_sidecars;
+		ALTER TABLE meta DROP COLUMN duration_s; ALTER TABLE meta DROP COLUMN osdb_hash;" &&
+	sed -n "/^DROP VIEW file_info;/,\$ p" "$REPO/schema/0002-verify-quick.sql" | tail -n +2 | sqlite3 -bail "$1" &&
+	sqlite3 -bail "$1" "DELETE FROM meta WHERE file_id IN (SELECT id FROM files WHERE name = 'clip.mov');
+		UPDATE files SET recheck = 0; PRAGMA user_version = 2"
+}
+
+test_expect_success 'a catalog of schema 2 reads again the files whose formats it now understands' '
+	rm -f old.db && px scan --db old.db -q lib movies &&
+	downgrade old.db &&
+	test -z "$(sqlite3 old.db "select 1 from meta m join files f on f.id = m.file_id where f.name = \"clip.mov\"")" &&
+	px scan --db old.db --json lib movies >s.json &&
+	test "$(sqlite3 old.db "pragma user_version")" = 3 &&
+	test "$(jq .changed s.json)" = 0 &&
+	test "$(jq .bytes_read s.json)" -ge 102544 &&
+	test "$(sqlite3 old.db "select duration_s from file_info where name = \"clip.mov\"")" = 4.5 &&
+	px scan --db old.db --json lib movies >s2.json &&
+	test "$(jq .bytes_read s2.json)" = 0
+'
+
+test_done
