@@ -1,10 +1,12 @@
 /*
  * meta-jpeg.c: a JPEG's marker structure, parsed as a stream (see meta.h).
  *
- * Reads the bytes it is fed; keeps the first EXIF APP1 payload (at most
- * 65,533 bytes, a segment's limit), the first SOFn's dimensions, and
- * whether the stream reached its end-of-image marker.  Runs on a hash
- * thread.
+ * Reads the bytes it is fed; keeps the first EXIF APP1 payload and the
+ * first XMP APP1 packet (each at most 65,533 bytes, a segment's limit), the
+ * first SOFn's dimensions, and whether the stream reached its end-of-image
+ * marker.  Runs on a hash thread.  Extended XMP (a packet continued in
+ * further APP1 segments) is not kept: what a catalog needs is in the main
+ * packet.
  *
  * A JPEG is a sequence of marker segments; after SOS comes entropy-coded
  * data in which 0xFF is always followed by 0x00 (stuffing) or a restart
@@ -15,7 +17,9 @@
  *
  * Invariants:
  *  1. The parser never reads outside the buffer it is fed and never keeps
- *     more than MAX_CAPTURE bytes, whatever segment lengths the file claims.
+ *     more than MAX_CAPTURE bytes per segment it captures (at most three:
+ *     the one being read, the EXIF payload, the XMP packet), whatever
+ *     segment lengths the file claims.
  *  2. Once in J_DONE or J_FAILED, further input is ignored.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
@@ -28,6 +32,9 @@
 #endif
 
 #define MAX_CAPTURE 65533   /* the largest segment body a 16-bit length allows */
+/* what opens an APP1 segment holding the (main) XMP packet */
+#define XMP_HEADER "http://ns.adobe.com/xap/1.0/"
+#define XMP_HEADER_LEN sizeof(XMP_HEADER)   /* with its NUL */
 #define MAX_EXTRANEOUS (1 << 20) /* junk bytes between segments before giving up */
 
 typedef enum {
@@ -65,6 +72,7 @@ struct PixJpegParser {
 	gint64 width_px;
 	gint64 height_px;
 	GBytes *exif;
+	GBytes *xmp;            /* the packet, without XMP_HEADER */
 	char *error;
 };
 
@@ -83,6 +91,8 @@ void pix_jpeg_parser_free(PixJpegParser *p)
 	g_free(p->buf);
 	if (p->exif != NULL)
 		g_bytes_unref(p->exif);
+	if (p->xmp != NULL)
+		g_bytes_unref(p->xmp);
 	g_free(p->error);
 	g_free(p);
 }
@@ -91,6 +101,8 @@ void pix_jpeg_info_clear(PixJpegInfo *info)
 {
 	if (info->exif != NULL)
 		g_bytes_unref(info->exif);
+	if (info->xmp != NULL)
+		g_bytes_unref(info->xmp);
 	g_free(info->error);
 	memset(info, 0, sizeof *info);
 }
@@ -123,7 +135,7 @@ static void start_body(PixJpegParser *p)
 {
 	p->capture = CAPTURE_NONE;
 	p->buf_len = 0;
-	if (p->marker == 0xE1 && p->exif == NULL)
+	if (p->marker == 0xE1 && (p->exif == NULL || p->xmp == NULL))
 		p->capture = CAPTURE_APP1;
 	else if (is_sof(p->marker) && p->width_px < 0)
 		p->capture = CAPTURE_SOF;
@@ -138,8 +150,11 @@ static void end_body(PixJpegParser *p)
 {
 	static const guint8 exif_header[6] = { 'E', 'x', 'i', 'f', 0, 0 };
 
-	if (p->capture == CAPTURE_APP1 && p->buf_len >= 6 && memcmp(p->buf, exif_header, 6) == 0)
+	if (p->capture == CAPTURE_APP1 && p->exif == NULL && p->buf_len >= 6 && memcmp(p->buf, exif_header, 6) == 0)
 		p->exif = g_bytes_new(p->buf, p->buf_len);
+	if (p->capture == CAPTURE_APP1 && p->xmp == NULL && p->buf_len >= XMP_HEADER_LEN &&
+	    memcmp(p->buf, XMP_HEADER, XMP_HEADER_LEN) == 0)
+		p->xmp = g_bytes_new(p->buf + XMP_HEADER_LEN, p->buf_len - XMP_HEADER_LEN);
 	if (p->capture == CAPTURE_SOF && p->buf_len >= 5) {
 		/* precision (1), height (2), width (2), ... */
 		p->height_px = (p->buf[1] << 8) | p->buf[2];
@@ -405,5 +420,6 @@ void pix_jpeg_parser_finish(PixJpegParser *p, PixJpegInfo *info)
 	info->width_px = p->width_px;
 	info->height_px = p->height_px;
 	info->exif = g_steal_pointer(&p->exif);
+	info->xmp = g_steal_pointer(&p->xmp);
 	info->error = g_steal_pointer(&p->error);
 }
