@@ -70,7 +70,7 @@ static const Magic magics[] = {
 	M(0, "MM\x00\x2a", TIFF_C, "image/tiff", PIX_MEDIA_IMAGE),
 	M(0, "II\x2b\x00", TIFF_C, "image/tiff", PIX_MEDIA_IMAGE),   /* BigTIFF */
 	M(0, "MM\x00\x2b", TIFF_C, "image/tiff", PIX_MEDIA_IMAGE),
-	M(0, "FUJIFILMCCD-RAW", &pix_container_raf, "image/x-fuji-raf", PIX_MEDIA_RAW),
+	M(0, "FUJIFILMCCD-RAW", &pix_container_raf, "image/x-fujifilm-raf", PIX_MEDIA_RAW),
 	M(0, "\x00MRM", &pix_container_mrw, "image/x-minolta-mrw", PIX_MEDIA_RAW),
 	M(0, "FOVb", NONE, "image/x-sigma-x3f", PIX_MEDIA_RAW),
 	M(0, "II\x1a\x00\x00\x00HEAPCCDR", NONE, "image/x-canon-crw", PIX_MEDIA_RAW),

@@ -1164,7 +1164,7 @@ static void test_raf(void)
 	g_assert_cmpint(r.m->height_px, ==, 120);
 	assert_default_exif(r.m);
 	run_clear(&r);
-	assert_sniffed(raf, "image/x-fuji-raf", 160, 120);
+	assert_sniffed(raf, "image/x-fujifilm-raf", 160, 120);
 
 	/* a cut anywhere before the raw data's end is a truncation */
 	gsize len;
