@@ -5,6 +5,7 @@
 #   sh contrib/debian-deps.sh          build and run photoidx
 #   sh contrib/debian-deps.sh test     ... and run `make check`
 #   sh contrib/debian-deps.sh bench    ... and run `make bench` (the peers)
+#   sh contrib/debian-deps.sh fuzz     ... and run `make fuzz` (clang, libFuzzer)
 #
 # Packages already installed are not asked for again, so a second run is
 # quick and needs no network.
@@ -13,12 +14,17 @@ set -eu
 build="build-essential pkg-config libglib2.0-dev libexif-dev libsqlite3-dev libssl-dev"
 test="$build sqlite3 jq strace util-linux perl valgrind"
 bench="$test hashdeep libimage-exiftool-perl hyperfine time gnuplot-nox"
+# libFuzzer (libclang_rt.fuzzer) and the sanitizers' runtimes live in
+# libclang-rt-14-dev, which clang only recommends (and recommends are not
+# installed here)
+fuzz="$build clang libclang-rt-14-dev"
 
 case "${1:-build}" in
 build) want=$build ;;
 test) want=$test ;;
 bench) want=$bench ;;
-*) echo "usage: sh contrib/debian-deps.sh [build|test|bench]" >&2; exit 64 ;;
+fuzz) want=$fuzz ;;
+*) echo "usage: sh contrib/debian-deps.sh [build|test|bench|fuzz]" >&2; exit 64 ;;
 esac
 
 missing=""

@@ -1,0 +1,9 @@
+/*
+ * fuzz-raf.c: libFuzzer target for Fujifilm RAF files (meta-raw.c): the
+ * container run directly, past meta.c's magic check.
+ * What it runs and checks: fuzz_raf() in fuzz.h.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "fuzz.h"
+
+FUZZ_TARGET(fuzz_raf)
