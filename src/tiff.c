@@ -739,8 +739,9 @@ void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0_r
 		if (note_entry != NULL)
 			read_phase_one(&r, note_entry, &phase_one);
 		read_raw_fields(&r, &first, &phase_one, m);
-		/* IFD1 was visited for its orientation: the size walk meets it again */
-		r.n_visited = 0;
+		/* the size walk visits IFD1 (and any directory) again, not IFD0 */
+		r.n_visited = 1;
+		r.visited[0] = off;
 		read_size(&r, &first, &phase_one, m);
 		break;
 	}

@@ -66,7 +66,8 @@ typedef const guint8 *(*PixTiffGetFn)(void *src, guint64 off, gsize len);
  * and the IFD1.. chain, unless the first directory whose NewSubfileType is
  * 0 (full resolution) has one; Phase One's maker-note directory (IIQ)
  * overrides, and RW2's sensor borders (right - left, bottom - top) win over
- * all.  JPEG callers set the SOF's size first, so it stays.
+ * all.  Containers that know the real size set it first (a JPEG's SOF, a
+ * PNG's IHDR), so it stays; a CR3 gets its CMT1's.
  *
  * Thread-safety: reentrant (no state outside the call).
  */
