@@ -88,6 +88,24 @@ static const Piece *find_piece(const TiffState *t, guint64 off, gsize len)
 	return off - p->off <= p->len && len <= p->len - (off - p->off) ? p : NULL;
 }
 
+/* Invariant 2: pieces sorted, disjoint, apart, within the budget. */
+static gboolean tiff_state_check(const TiffState *t)
+{
+	gsize total = 0;
+	for (guint i = 0; i < t->pieces->len; i++) {
+		const Piece *p = &g_array_index(t->pieces, Piece, i);
+		if (p->len == 0 || p->data == NULL)
+			return FALSE;
+		if (i > 0) {
+			const Piece *prev = &g_array_index(t->pieces, Piece, i - 1);
+			if (prev->off + prev->len >= p->off)
+				return FALSE;
+		}
+		total += p->len;
+	}
+	return total == t->cache_bytes && total <= MAX_CACHE_BYTES;
+}
+
 /* Adds a range's bytes to the pieces, merging it with those it touches. */
 static void add_piece(TiffState *t, guint64 off, const guint8 *data, gsize len)
 {
@@ -119,6 +137,7 @@ static void add_piece(TiffState *t, guint64 off, const guint8 *data, gsize len)
 	if (last > first)
 		g_array_remove_range(t->pieces, first, last - first);
 	g_array_insert_val(t->pieces, first, merged);
+	g_assert(tiff_state_check(t));
 }
 
 static gboolean was_asked(const TiffState *t, guint64 off, gsize len)

@@ -236,7 +236,7 @@ typedef struct {
 	guint64 next;           /* the next directory's offset, 0 for none or unknown */
 } Dir;
 
-/* A pixel size candidate: exiftool's rule (see read_image_dirs()). */
+/* A pixel size candidate: exiftool's rule (see read_image_dir()). */
 typedef struct {
 	gint64 first;           /* the first value found, -1 */
 	gint64 priority;        /* the priority directory's, -1 */
@@ -467,7 +467,7 @@ static guint64 entry_offset(const Reader *r, const Entry *e, guint64 i)
 /* The TIFF header: byte order, version, IFD0's offset (0 when none). */
 static guint64 read_header(Reader *r)
 {
-	guint64 v, off;
+	guint64 off;
 	const guint8 *h = r->size >= 8 ? r->get(r->src, 0, 8) : NULL;
 	if (h == NULL || !((h[0] == 'I' && h[1] == 'I') || (h[0] == 'M' && h[1] == 'M')))
 		return 0;
@@ -482,12 +482,11 @@ static guint64 read_header(Reader *r)
 			return 0;
 		return off;
 	default:
-		(void)v;
 		return 0;
 	}
 }
 
-/* A candidate for a pixel size or orientation: exiftool keeps the first
+/* A candidate for a pixel size: exiftool keeps the first
  * value found, unless its "priority directory" has one. */
 static void note(Size *s, gint64 v, gboolean is_priority_dir)
 {
