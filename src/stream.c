@@ -52,6 +52,7 @@ struct PixStream {
 	guint8 *head;           /* the first keep_head bytes (owned) */
 	gsize keep_head;
 	gsize head_len;
+	gsize head_cap;         /* bytes allocated at head */
 	guint8 *tail;           /* bytes [tail_off, tail_off + tail_len) (owned) */
 	gsize keep_tail;
 	gsize tail_len;
@@ -69,10 +70,9 @@ PixStream *pix_stream_new(gsize keep_head, gsize keep_tail)
 	PixStream *s = g_new0(PixStream, 1);
 	s->keep_head = keep_head;
 	s->keep_tail = keep_tail = MAX(keep_tail, PIX_STREAM_BACK);
-	if (keep_head > 0)
-		s->head = g_malloc(keep_head);
-	if (keep_tail > 0)
-		s->tail = g_malloc(keep_tail);
+	/* the head grows as bytes arrive: most files are far smaller than
+	 * what a container asks to keep (a sidecar's 4 MiB) */
+	s->tail = g_malloc(keep_tail);
 	s->pending = g_ptr_array_new();
 	s->ready = g_ptr_array_new();
 	s->problems = g_ptr_array_new_with_free_func(g_free);
@@ -247,6 +247,10 @@ static void keep(PixStream *s, const guint8 *data, gsize len)
 {
 	if (s->head_len < s->keep_head && s->pos < s->keep_head) {
 		gsize n = MIN(len, s->keep_head - s->head_len);
+		if (s->head_len + n > s->head_cap) {
+			s->head_cap = MIN(MAX(s->head_cap * 2, s->head_len + n), s->keep_head);
+			s->head = g_realloc(s->head, s->head_cap);
+		}
 		memcpy(s->head + s->head_len, data, n);
 		s->head_len += n;
 	}
