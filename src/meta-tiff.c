@@ -68,6 +68,8 @@ typedef struct {
 	gboolean is_in_rounds;  /* run_rounds() is on the stack */
 	gboolean has_news;      /* a range arrived while it was */
 	guint n_rounds;
+	PixTiffKind kind;       /* what the last run found */
+	char *make;             /* the file's Make, for its RAW type (owned) */
 } TiffState;
 
 /* The piece holding [off, off + len), or NULL. */
@@ -211,7 +213,7 @@ static void run_rounds(TiffState *t)
 		t->is_round = TRUE;
 		/* the file's size is not known yet: the reader's bounds are
 		 * the largest a TIFF can have; the last run knows better */
-		pix_tiff_read(get_bytes, t, G_MAXUINT32 * (guint64)65536, PIX_TIFF_IFD0_MAIN, scratch);
+		pix_tiff_read(get_bytes, t, G_MAXUINT32 * (guint64)65536, PIX_TIFF_IFD0_MAIN, scratch, NULL);
 		t->is_round = FALSE;
 		for (guint i = 0; i < t->misses->len && t->asked->len < MAX_ASKED; i++) {
 			Range *m = &g_array_index(t->misses, Range, i);
@@ -235,6 +237,7 @@ static void tiff_free(void *state)
 	g_array_free(t->pieces, TRUE);
 	g_array_free(t->asked, TRUE);
 	g_array_free(t->misses, TRUE);
+	g_free(t->make);
 	g_free(t);
 }
 
@@ -262,7 +265,39 @@ static void tiff_finish(void *state, PixStream *s, PixMeta *m)
 	g_autofree char *damage = pix_tiff_check(head, len, size);
 	if (damage != NULL)
 		pix_stream_problem(s, "corrupt TIFF structure: %s", damage);
-	pix_tiff_read(get_bytes, t, size, PIX_TIFF_IFD0_MAIN, m);
+	pix_tiff_read(get_bytes, t, size, PIX_TIFF_IFD0_MAIN, m, &t->kind);
+	t->make = g_strdup(m->make);
+}
+
+/*
+ * A TIFF that holds sensor data is a RAW file: DNG by its DNGVersion, the
+ * others (which share TIFF's magic number) by their maker, with the media
+ * types exiftool and shared-mime-info give them.  A TIFF picture from the
+ * same maker (a scan, an export) has no sensor data and stays image/tiff.
+ */
+static const char *tiff_mime(void *state, PixMediaKind *media)
+{
+	static const struct {
+		const char *make;
+		const char *mime;
+	} makers[] = {
+		{ "NIKON", "image/x-nikon-nef" }, { "SONY", "image/x-sony-arw" },
+		{ "PENTAX", "image/x-pentax-pef" }, { "RICOH IMAGING", "image/x-pentax-pef" },
+		{ "SAMSUNG", "image/x-samsung-srw" }, { "Hasselblad", "image/x-hasselblad-3fr" },
+		{ "SEIKO EPSON", "image/x-epson-erf" }, { "KODAK", "image/x-kodak-dcr" },
+		{ "Canon", "image/x-canon-cr2" }, { "OLYMPUS", "image/x-olympus-orf" },
+		{ "Panasonic", "image/x-panasonic-rw2" },
+	};
+	const TiffState *t = state;
+	if (!t->kind.has_raw_data)
+		return NULL;
+	*media = PIX_MEDIA_RAW;
+	if (t->kind.is_dng)
+		return "image/x-adobe-dng";
+	for (guint i = 0; t->make != NULL && i < G_N_ELEMENTS(makers); i++)
+		if (g_ascii_strncasecmp(t->make, makers[i].make, strlen(makers[i].make)) == 0)
+			return makers[i].mime;
+	return "image/x-raw";   /* Phase One, Leaf, Mamiya and the rest, as exiftool has it */
 }
 
 const PixContainer pix_container_tiff = {
@@ -271,5 +306,6 @@ const PixContainer pix_container_tiff = {
 	.keep_tail = KEEP_BYTES,
 	.start = tiff_start,
 	.finish = tiff_finish,
+	.mime = tiff_mime,
 	.free = tiff_free,
 };

@@ -321,8 +321,12 @@ static void finish_stream(PixMetaParser *mp, PixItem *item)
 	g_autoptr(PixMeta) m = pix_meta_new();
 
 	pix_stream_finish(mp->stream);
-	if (mp->container != NULL)
+	if (mp->container != NULL) {
 		mp->container->finish(mp->state, mp->stream, m);
+		const char *mime = mp->container->mime != NULL ? mp->container->mime(mp->state, &mp->media) : NULL;
+		if (mime != NULL)
+			mp->mime = mime;
+	}
 	if (mp->media == PIX_MEDIA_VIDEO)
 		m->has_osdb_hash = osdb_hash(mp->stream, &m->osdb_hash);
 	g_autofree char *problems = pix_stream_problems(mp->stream);
@@ -338,10 +342,10 @@ void pix_meta_parser_finish(PixMetaParser *mp, PixItem *item)
 		begin(mp);
 		dispatch(mp, mp->head, mp->head_len);
 	}
-	item->mime = mp->mime;
-	item->media = mp->media;
 	if (mp->jpeg != NULL)
 		finish_jpeg(mp, item);
 	else if (mp->stream != NULL)
 		finish_stream(mp, item);
+	item->mime = mp->mime;
+	item->media = mp->media;
 }

@@ -54,6 +54,9 @@ typedef struct {
 	gsize keep_tail;
 	void *(*start)(PixStream *s);
 	void (*finish)(void *state, PixStream *s, PixMeta *m);
+	/* Optional, after finish(): a more precise media type than the magic
+	 * number gave (and its media kind), or NULL to keep it. */
+	const char *(*mime)(void *state, PixMediaKind *media);
 	void (*free)(void *state);
 } PixContainer;
 

@@ -205,6 +205,7 @@ char *pix_tiff_check(const guint8 *data, gsize len, guint64 total_len)
 enum {
 	TAG_SUBFILE_TYPE = 0x00fe, TAG_OLD_SUBFILE_TYPE = 0x00ff,
 	TAG_IMAGE_WIDTH = 0x0100, TAG_IMAGE_HEIGHT = 0x0101,
+	TAG_COMPRESSION = 0x0103, TAG_PHOTOMETRIC = 0x0106, TAG_DNG_VERSION = 0xc612,
 	TAG_MAKE = 0x010f, TAG_MODEL = 0x0110, TAG_ORIENTATION = 0x0112,
 	TAG_DATE_TIME = 0x0132, TAG_SUB_IFDS = 0x014a,
 	TAG_EXPOSURE_TIME = 0x829a, TAG_FNUMBER = 0x829d, TAG_ISO = 0x8827,
@@ -254,6 +255,7 @@ typedef struct {
 	guint n_entries;        /* read so far, against MAX_ENTRIES */
 	gboolean has_priority_dir;
 	Size width, height;
+	gboolean has_raw_data;  /* see PixTiffKind */
 } Reader;
 
 static guint64 rd_uint(const Reader *r, const guint8 *p, guint bytes)
@@ -531,6 +533,18 @@ static void read_image_dir(Reader *r, const Dir *d, guint depth)
 			if (entry_int(r, e, 0, &v) && v > 0)
 				note(e->tag == TAG_IMAGE_WIDTH ? &r->width : &r->height, v, is_priority);
 			break;
+		case TAG_PHOTOMETRIC:
+			/* CFA (32803) and LinearRaw (34892): sensor data */
+			if (entry_int(r, e, 0, &v) && (v == 32803 || v == 34892))
+				r->has_raw_data = TRUE;
+			break;
+		case TAG_COMPRESSION:
+			/* Nikon NEF (34713), Sony ARW (32767), Pentax PEF (65535),
+			 * Samsung SRW (32769, 32770), Kodak DCR (65000) */
+			if (entry_int(r, e, 0, &v) &&
+			    (v == 34713 || v == 32767 || v == 65535 || v == 32769 || v == 32770 || v == 65000))
+				r->has_raw_data = TRUE;
+			break;
 		case TAG_SUB_IFDS:
 			for (guint64 k = 0; depth < MAX_DEPTH && k < MIN(e->count, MAX_SUBIFDS); k++) {
 				Dir sub = { 0 };
@@ -710,7 +724,7 @@ static void read_raw_fields(const Reader *r, const Dir *ifd0, PhaseOne *phase_on
 	pix_exif_set_string(&m->lens, g_steal_pointer(&phase_one->lens));
 }
 
-void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0_role, PixMeta *m)
+void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0_role, PixMeta *m, PixTiffKind *kind)
 {
 	Reader r = { .get = get, .src = src, .size = size, .width = { -1, -1 }, .height = { -1, -1 } };
 	Dir first = { 0 }, exif = { 0 }, gps = { 0 }, ifd1 = { 0 };
@@ -742,6 +756,10 @@ void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0_r
 		r.n_visited = 1;
 		r.visited[0] = off;
 		read_size(&r, &first, &phase_one, m);
+		if (kind != NULL) {
+			kind->is_dng = dir_find(&first, TAG_DNG_VERSION) != NULL;
+			kind->has_raw_data = r.has_raw_data || kind->is_dng || phase_one.width_px > 0;
+		}
 		break;
 	}
 	dir_clear(&first);
@@ -767,5 +785,5 @@ static const guint8 *get_mem(void *src, guint64 off, gsize len)
 void pix_tiff_read_mem(const guint8 *data, gsize len, PixTiffIfd0 ifd0, PixMeta *m)
 {
 	MemSrc mem = { data, len };
-	pix_tiff_read(get_mem, &mem, len, ifd0, m);
+	pix_tiff_read(get_mem, &mem, len, ifd0, m, NULL);
 }

@@ -70,8 +70,18 @@ typedef const guint8 *(*PixTiffGetFn)(void *src, guint64 off, gsize len);
  * PNG's IHDR), so it stays; a CR3 gets its CMT1's.
  *
  * Thread-safety: reentrant (no state outside the call).
+ *
+ * `kind` may be NULL; when given (role MAIN), it says whether IFD0 has
+ * DNGVersion and whether an image directory holds sensor data (CFA or
+ * LinearRaw photometric interpretation, a camera maker's raw compression,
+ * a Phase One directory): a RAW file, not a TIFF picture.
  */
-void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0, PixMeta *m);
+typedef struct {
+	gboolean is_dng;
+	gboolean has_raw_data;
+} PixTiffKind;
+
+void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0, PixMeta *m, PixTiffKind *kind);
 /* The same over `len` bytes in memory. */
 void pix_tiff_read_mem(const guint8 *data, gsize len, PixTiffIfd0 ifd0, PixMeta *m);
 

@@ -40,7 +40,7 @@ oracle_mismatches() {
 	.mode list
 	ATTACH '$DB' AS c;
 	CREATE TABLE o AS SELECT substr(json_extract(value, '\$.SourceFile'), 3) AS file,
-		json_extract(value, '\$.FileType') AS ft,
+		json_extract(value, '\$.FileType') AS ft, json_extract(value, '\$.MIMEType') AS o_mime,
 		coalesce(json_extract(value, '\$.DateTimeOriginal'), json_extract(value, '\$.CreateDate')) AS date,
 		json_extract(value, '\$.Make') AS make, json_extract(value, '\$.Model') AS model,
 		json_extract(value, '\$.Orientation') AS orientation, CAST(json_extract(value, '\$.ISO') AS TEXT) AS iso,
@@ -51,7 +51,7 @@ oracle_mismatches() {
 		FROM json_each(readfile('samples/exiftool-oracle.json'));
 	CREATE TABLE f AS SELECT substr(path, length('$ROOT/') + 1) AS file, * FROM c.file_info;
 	CREATE TABLE cmp AS
-	WITH j AS (SELECT o.*, f.media, f.date_taken, f.date_tz, f.make AS f_make, f.model AS f_model,
+	WITH j AS (SELECT o.*, f.media, f.mime, f.date_taken, f.date_tz, f.make AS f_make, f.model AS f_model,
 			f.orientation AS f_orientation, f.iso AS f_iso, f.gps_lat, f.gps_lon, f.gps_alt_m, f.width, f.height,
 			f.duration_s
 		FROM o JOIN f USING (file) JOIN idx USING (file)
@@ -63,7 +63,10 @@ oracle_mismatches() {
 		THEN replace(datetime(substr(date_taken, 1, 19), ((CASE substr(date_tz, 1, 1) WHEN '-' THEN 1 ELSE -1 END)
 			* (CAST(substr(date_tz, 2, 2) AS INTEGER) * 60 + CAST(substr(date_tz, 5, 2) AS INTEGER))) || ' minutes'), ' ', 'T')
 		ELSE substr(date_taken, 1, 19) END AS our_date FROM j)
-	SELECT 'date' AS field, ft, file, date AS theirs, date_taken || coalesce(date_tz, '') AS ours,
+	-- the media type of every sample, broken ones too
+	SELECT 'mime' AS field, ft, file, o_mime AS theirs, f.mime AS ours, o_mime IS f.mime AS same
+		FROM o JOIN f USING (file) WHERE o_mime IS NOT NULL
+	UNION ALL SELECT 'date' AS field, ft, file, date AS theirs, date_taken || coalesce(date_tz, '') AS ours,
 		coalesce(nullif(replace(substr(date, 1, 10), ':', '-') || 'T' || substr(date, 12, 8), '0000-00-00T00:00:00'), '')
 		IS coalesce(our_date, '') AS same FROM k WHERE date IS NOT NULL
 	UNION ALL SELECT 'make', ft, file, make, f_make, make IS f_make FROM k WHERE make IS NOT NULL
@@ -87,7 +90,7 @@ oracle_mismatches() {
 	SQL
 }
 
-test_expect_success 'date, make, model, orientation, ISO, GPS, size and duration equal exiftool'\''s, every format' '
+test_expect_success 'media type, date, make, model, orientation, ISO, GPS, size and duration equal exiftool'\''s, every format' '
 	grep -v "^#" "$DATA/samples-exceptions.tsv" >exceptions.tsv &&
 	oracle_mismatches >report &&
 	cat report &&

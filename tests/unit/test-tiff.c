@@ -970,6 +970,60 @@ static void test_read_fixture(void)
 	}
 }
 
+/* --- RAW or picture: what the directories hold (PixTiffKind) --- */
+
+static const guint8 *get_block(void *src, guint64 off, gsize len)
+{
+	const Block *b = src;
+	return off <= b->len && len <= b->len - off ? b->data + off : NULL;
+}
+
+/* IFD0 (Make, optionally DNGVersion) with one SubIFD whose photometric
+ * interpretation and compression are given (0: tag absent). */
+static PixTiffKind read_kind(gboolean big, const char *make, gboolean has_dng_version, guint32 photometric,
+                             guint32 compression)
+{
+	Block b = new_tiff(2000, big, 42, 8);
+	Ent e0[4], e1[3];
+	guint n0 = 0, n1 = 0;
+	e0[n0++] = (Ent)TXT(0x010f, make);
+	e0[n0++] = (Ent)LONGS(0x014a, 1, 600);
+	if (has_dng_version)
+		e0[n0++] = (Ent)LONGS(0xc612, 1, 0x01040000);
+	e1[n1++] = (Ent)LONGS(0x0100, 1, 4000);
+	if (photometric != 0)
+		e1[n1++] = (Ent)SHORTS(0x0106, 1, photometric);
+	if (compression != 0)
+		e1[n1++] = (Ent)SHORTS(0x0103, 1, compression);
+	guint32 data = 300;
+	write_dir(&b, 8, e0, n0, 0, &data);
+	data = 800;
+	write_dir(&b, 600, e1, n1, 0, &data);
+	PixTiffKind kind = { TRUE, TRUE };
+	g_autoptr(PixMeta) m = pix_meta_new();
+	pix_tiff_read(get_block, &b, b.len, PIX_TIFF_IFD0_MAIN, m, &kind);
+	g_assert_cmpstr(m->make, ==, make);
+	g_free(b.data);
+	return kind;
+}
+
+static void test_kind(void)
+{
+	for (guint big = 0; big < 2; big++) {
+		PixTiffKind k;
+		k = read_kind(big, "NIKON CORPORATION", FALSE, 32803, 34713);       /* NEF: CFA */
+		g_assert_true(k.has_raw_data && !k.is_dng);
+		k = read_kind(big, "SONY", FALSE, 0, 32767);                        /* ARW: Sony's compression */
+		g_assert_true(k.has_raw_data);
+		k = read_kind(big, "Canon", TRUE, 34892, 7);                        /* DNG: LinearRaw */
+		g_assert_true(k.has_raw_data && k.is_dng);
+		k = read_kind(big, "NIKON CORPORATION", FALSE, 2, 5);               /* a scan: RGB, LZW */
+		g_assert_false(k.has_raw_data || k.is_dng);
+		k = read_kind(big, "Adobe", FALSE, 0, 0);
+		g_assert_false(k.has_raw_data || k.is_dng);
+	}
+}
+
 /* --- the main image's pixel size --- */
 
 /* IFD0 (SubfileType `t0`, none when > 2) with two SubIFDs (SubfileTypes
@@ -1315,7 +1369,7 @@ static void test_read_gaps(void)
 		/* the GPS IFD is not at hand */
 		Holey gps = { b.data, b.len, 71000, 71002, 0 };
 		g_autoptr(PixMeta) m = pix_meta_new();
-		pix_tiff_read(get_holey, &gps, b.len, PIX_TIFF_IFD0_MAIN, m);
+		pix_tiff_read(get_holey, &gps, b.len, PIX_TIFF_IFD0_MAIN, m, NULL);
 		assert_rich_exif(m);
 		g_assert_cmpstr(m->make, ==, "Canon");
 		g_assert_true(isnan(m->gps_lat) && isnan(m->gps_lon) && isnan(m->gps_alt_m));
@@ -1323,7 +1377,7 @@ static void test_read_gaps(void)
 		/* only the first 64 KiB at hand: IFD0 but not the Exif IFD */
 		Holey head = { b.data, b.len, 65536, b.len, 0 };
 		g_autoptr(PixMeta) h = pix_meta_new();
-		pix_tiff_read(get_holey, &head, b.len, PIX_TIFF_IFD0_MAIN, h);
+		pix_tiff_read(get_holey, &head, b.len, PIX_TIFF_IFD0_MAIN, h, NULL);
 		g_assert_cmpstr(h->make, ==, "Canon");
 		g_assert_cmpint(h->orientation, ==, 6);
 		g_assert_cmpstr(h->date_taken, ==, "2020-01-01T00:00:00");
@@ -1333,7 +1387,7 @@ static void test_read_gaps(void)
 		/* the second half of IFD0's entries not at hand: the first half read */
 		Holey half = { b.data, b.len, 8 + 2 + 12 * 3, 8 + 2 + 12 * 3 + 1, 0 };
 		g_autoptr(PixMeta) p = pix_meta_new();
-		pix_tiff_read(get_holey, &half, b.len, PIX_TIFF_IFD0_MAIN, p);
+		pix_tiff_read(get_holey, &half, b.len, PIX_TIFF_IFD0_MAIN, p, NULL);
 		g_assert_cmpstr(p->make, ==, "Canon");
 		g_assert_cmpint(p->orientation, ==, 6);
 		g_assert_null(p->date_taken);
@@ -1602,6 +1656,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/tiff/read/roles", test_read_roles);
 	g_test_add_func("/tiff/read/bigtiff", test_read_bigtiff);
 	g_test_add_func("/tiff/read/fixture", test_read_fixture);
+	g_test_add_func("/tiff/read/kind", test_kind);
 	g_test_add_func("/tiff/read/size/subifds", test_size_subifds);
 	g_test_add_func("/tiff/read/size/rw2", test_size_rw2);
 	g_test_add_func("/tiff/read/size/phase-one", test_size_phase_one);
