@@ -10,6 +10,11 @@
 # build-fuzz/crashes/TARGET/; libFuzzer's output to build-fuzz/logs/.
 # Usage: sh fuzz/run.sh TARGET...   (run by `make fuzz`)
 # Exit status 1 when a target did not run clean.
+#
+# A target stops at its first crash, unless FUZZ_KEEP_GOING=1: then
+# libFuzzer runs its jobs in a child process (-fork=1, still one at a
+# time), saves every crash, hang and out-of-memory input and goes on for
+# the whole time (for a target with a known bug awaiting its fix).
 set -u
 
 build=${FUZZ_BUILD:-build-fuzz}
@@ -38,10 +43,14 @@ for t in "$@"; do
 	dict=fuzz/dict/$t.dict
 	[ "$t" = meta ] && dict=$build/meta.dict
 	mkdir -p "$corpus" "$crashes" "$build/seeds/$t"
+	keep=""
+	[ "${FUZZ_KEEP_GOING:-0}" = 1 ] && keep="-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"
+	touch "$log.start"
 	start=$(date +%s)
+	# shellcheck disable=SC2086 # $keep is words
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:check_initialization_order=1:strict_string_checks=1} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-		nice -n 19 "$build/fuzz-$t" -max_total_time="$secs" -max_len="$(max_len "$t")" -timeout=10 \
+		nice -n 19 "$build/fuzz-$t" $keep -max_total_time="$secs" -max_len="$(max_len "$t")" -timeout=10 \
 		-rss_limit_mb=2048 -dict="$dict" -artifact_prefix="$crashes/" -print_final_stats=1 \
 		"$corpus" "$build/seeds/$t" >"$log" 2>&1
 	rc=$?
@@ -53,11 +62,13 @@ for t in "$@"; do
 	fi
 	cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' "$log" | tail -n 1)
 	ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' "$log" | tail -n 1)
-	artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
-	if [ "$rc" -eq 0 ] && [ -z "$artifact" ]; then
+	# the inputs saved by this run
+	new=$(find "$crashes" -type f -newer "$log.start" | sort | tr '\n' ' ')
+	rm -f "$log.start"
+	if [ "$rc" -eq 0 ] && [ -z "$new" ]; then
 		result=CLEAN
 	else
-		result="FAILED (status $rc) ${artifact:-no input saved}; log $log"
+		result="FAILED (status $rc) ${new:-no input saved}; log $log"
 		status=1
 	fi
 	printf '%-6s %11s %8s %7s %7s  %s\n' "$t" "${runs:-?}" "$took" "${cov:-?}" "${ft:-?}" "$result"

@@ -8,8 +8,13 @@
  * PixMetaParser in one piece, in 1-byte pieces and in the pieces the
  * fuzzer cut it into, then through its target exactly as the fuzzer ran
  * it (the target functions of fuzz/fuzz.h, with their checks of the
- * results).  A parser that loops is stopped by an alarm and fails the
- * test.  The SANITIZE=1 build catches what the fuzzer's sanitizers caught.
+ * results).  Each file runs in a subprocess of its own, so one crash
+ * does not hide the others; a run longer than TIMEOUT_S fails.  The
+ * SANITIZE=1 build catches what the fuzzer's sanitizers caught.
+ *
+ * A file named TARGET-WHAT.todo is a known bug whose fix is pending: its
+ * failure is reported as TODO (not a failure of `make check`); once it
+ * passes, the fix should drop the suffix.
  *
  * With no files (or no directory) the test is skipped.
  */
@@ -17,16 +22,13 @@
 #include "testlib.h"
 #include "../../fuzz/fuzz.h"
 
-#include <signal.h>
-
 #define REGRESSIONS "tests/data/fuzz-regressions"
 /* seconds for one input through every parser, sanitizers and valgrind
  * included; the fuzzers call a run of 10 s a hang */
 #define TIMEOUT_S 300
 
-static void test_input(gconstpointer p)
+static void run_input(const char *path)
 {
-	const char *path = p;
 	g_autofree char *name = g_path_get_basename(path);
 	g_autofree char *target = g_strndup(name, strcspn(name, "-"));
 	g_autofree char *data = NULL;
@@ -35,7 +37,6 @@ static void test_input(gconstpointer p)
 
 	g_assert_true(g_file_get_contents(path, &data, &len, &error));
 	g_assert_no_error(error);
-	alarm(TIMEOUT_S);
 	const guint8 *bytes = (const guint8 *)data;
 	fuzz_meta_pieces(bytes, len, MAX(len, 1));
 	fuzz_meta_pieces(bytes, len, 1);
@@ -50,7 +51,27 @@ static void test_input(gconstpointer p)
 	} else {
 		t->run(bytes, len);
 	}
-	alarm(0);
+}
+
+static void test_input(gconstpointer p)
+{
+	const char *path = p;
+	if (g_test_subprocess()) {
+		run_input(path);
+		return;
+	}
+	g_test_trap_subprocess(NULL, (guint64)TIMEOUT_S * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+	gboolean is_todo = g_str_has_suffix(path, ".todo");
+	if (g_test_trap_has_passed()) {
+		if (is_todo)
+			g_test_message("'%s' passes now: drop its .todo suffix", path);
+		return;
+	}
+	if (is_todo) {
+		g_test_incomplete("known bug, fix pending");
+		return;
+	}
+	g_test_trap_assert_passed();
 }
 
 static void test_none(void)
@@ -67,8 +88,6 @@ static int by_name(gconstpointer a, gconstpointer b)
 int main(int argc, char **argv)
 {
 	pix_test_init(&argc, &argv);
-	/* a hang ends the test with SIGALRM's default action: killed, failed */
-	signal(SIGALRM, SIG_DFL);
 
 	g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func(g_free);
 	GDir *dir = g_dir_open(REGRESSIONS, 0, NULL);
