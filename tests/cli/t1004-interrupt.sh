@@ -52,7 +52,7 @@ test_expect_success 'the next scan carries on and completes' '
 '
 
 test_expect_success 'SIGTERM works the same way' '
-	rm -f "$DB"* &&
+	rm -f "$DB"*
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 2M lib &
 	pid=$!
 	wait_rows 2 && kill -TERM $pid &&
@@ -63,7 +63,7 @@ test_expect_success 'SIGTERM works the same way' '
 '
 
 test_expect_success 'a scan killed with SIGKILL leaves a sound catalog; the next marks it killed' '
-	rm -f "$DB"* &&
+	rm -f "$DB"*
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 2M lib &
 	pid=$!
 	wait_rows 2 && kill -KILL $pid &&
@@ -78,7 +78,7 @@ test_expect_success 'a scan killed with SIGKILL leaves a sound catalog; the next
 test_expect_success 'killed after a directory was deleted: the next scan still marks its files missing' '
 	rm -f "$DB"* && mkdir -p lib/gone && echo x >lib/gone/f1 && echo y >lib/gone/f2 && age lib &&
 	px scan --db "$DB" -q lib && rm -rf lib/gone &&
-	head -c 6000000 /dev/urandom >lib/big.bin && age lib/big.bin &&
+	head -c 6000000 /dev/urandom >lib/big.bin && age lib/big.bin
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M lib &
 	pid=$!
 	sleep 3 && kill -KILL $pid &&
@@ -91,7 +91,7 @@ test_expect_success 'killed after a directory was deleted: the next scan still m
 test_expect_success 'scan --quick after an interrupted scan still finds what that scan did not index' '
 	rm -f "$DB"* && rm -rf q && mkdir -p q/a && for i in 1 2 3; do echo "a $i" >q/a/f$i.txt; done && age q &&
 	px scan --db "$DB" -q q &&
-	rm q/a/f1.txt && head -c 6000000 /dev/urandom >q/a/big.bin && age q &&
+	rm q/a/f1.txt && head -c 6000000 /dev/urandom >q/a/big.bin && age q
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M q &
 	pid=$!
 	sleep 3 && kill -INT $pid &&

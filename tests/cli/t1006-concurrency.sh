@@ -29,7 +29,7 @@ test_expect_success 'a reader during a scan: never busy, only whole batches, cou
 '
 
 test_expect_success 'a second scan with --no-wait refuses at once (exit 2, names the holder)' '
-	rm -f "$DB"* &&
+	rm -f "$DB"*
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M lib &
 	pid=$!
 	sleep 0.5 &&
@@ -39,7 +39,7 @@ test_expect_success 'a second scan with --no-wait refuses at once (exit 2, names
 '
 
 test_expect_success 'a second scan without --no-wait waits, then does its work' '
-	rm -f "$DB"* &&
+	rm -f "$DB"*
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 2M lib &
 	pid=$!
 	sleep 0.5 &&

@@ -106,7 +106,7 @@ test_expect_success 'an unreadable file is reported and recorded, exit 1' '
 '
 
 test_expect_success 'verify waits for a running scan (the writer lock), or refuses with --no-wait' '
-	chown -R root "$TRASH" 2>/dev/null; chmod 644 locked/s.txt &&
+	chown -R root "$TRASH" 2>/dev/null; chmod 644 locked/s.txt
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M big &
 	pid=$!
 	sleep 0.3 &&

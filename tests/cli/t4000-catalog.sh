@@ -42,7 +42,7 @@ test_expect_success 'a version 1 catalog is upgraded by the next scan, its rows 
 
 test_expect_success 'a first import indexes by MD5 at its end; one killed leaves it to the next writer' '
 	test "$(q "select count(*) from sqlite_schema where name = '\''files_by_md5'\''")" = 1 &&
-	mkdir -p slow && i=0 && while [ $i -lt 20 ]; do head -c 100000 /dev/urandom >slow/f$i; i=$((i + 1)); done && age slow &&
+	mkdir -p slow && i=0 && while [ $i -lt 20 ]; do head -c 100000 /dev/urandom >slow/f$i; i=$((i + 1)); done && age slow
 	"$PHOTOIDX" scan --db first.db -q --readers 1 --limit-rate 500K slow &
 	pid=$!
 	i=0; until [ "$(sqlite3 first.db "select count(*) from files" 2>/dev/null)" -ge 2 ] 2>/dev/null || [ $i -gt 100 ]; do sleep 0.1; i=$((i + 1)); done
