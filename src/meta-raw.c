@@ -1,6 +1,6 @@
 /*
  * meta-raw.c: RAW formats that are not TIFF-based, as PixContainers (see
- * meta.h): Fujifilm RAF and Minolta MRW.
+ * meta.h): Fujifilm RAF, Minolta MRW, Canon CRW and Sigma X3F.
  *
  * Reads the file through the stream; writes PixMeta.  Runs on a hash
  * thread.
@@ -20,15 +20,53 @@
  * "\0TTW", "\0WBG", "\0RIF", "\0PAD") and a big-endian length: PRD gives
  * the image size, TTW is a TIFF block with the camera's EXIF.
  *
+ * CRW (Canon's CIFF, 2000-2004 cameras): "II" or "MM", the header's
+ * length (26), "HEAPCCDR"; the rest of the file is the root heap.  A heap
+ * ends with the offset of its directory (relative to the heap's start); a
+ * directory is a 16-bit count of 10-byte records (tag, size, offset in the
+ * heap).  A record whose tag has 0x4000 set holds its 8 bytes of data
+ * itself; one of type 0x2800 or 0x3000 is a heap of its own.  Read, as
+ * exiftool reads them: make and model (0x080a), the date (0x180e, Unix
+ * seconds of the camera's clock, so shown as UTC), the size (0x1810
+ * ImageInfo) and the ISO of exiftool's Composite:ISO (0x102d
+ * CameraSettings' CameraISO when it is a number, else BaseISO times
+ * AutoISO of 0x102a ShotInfo).  A heap's directory lies at its end, the
+ * root's at the file's end, known only once the file has gone by: so the
+ * walk runs at the end over the kept head and tail (KEEP_TAIL), where
+ * cameras put the small heaps that hold these records (the raw data and
+ * the preview come first).  Records, directories and heaps outside what
+ * is kept are skipped, unread and unreported.  A CRW does not give its
+ * length: a cut file shows as a root directory pointer that makes no
+ * sense, or as heaps without any of the records every camera writes.
+ *
+ * X3F (Sigma, Foveon): "FOVb", a version, the image's columns and rows at
+ * bytes 28 and 32 (40 and 44 from version 4), as exiftool's ImageWidth
+ * and ImageHeight; the file's last 4 bytes give the offset of the section
+ * directory ("SECd", a version, a count, then offset, length and a 4-byte
+ * type per section).  The PROP section ("SECp") holds UTF-16LE name/value
+ * pairs: CAMMANUF, CAMMODEL, TIME (Unix seconds of the camera's clock,
+ * shown as UTC as exiftool does) and ISO.  Read at the end from the kept
+ * tail, like CRW.  The EXIF of the JPEG preview that cameras after the
+ * SD10 add (IMA2) is not read: its place is known only at the end.
+ *
  * Invariants:
  *  1. The preview is asked for in pieces at increasing offsets, at most
  *     MAX_PREVIEW bytes in all; MRW blocks are asked for at strictly
  *     increasing offsets within the header, at most MAX_BLOCKS of them.
  *  2. At most MAX_TTW bytes of a TTW block are captured.
+ *  3. A CRW record's data lies within its heap, before the heap's
+ *     directory; so a heap lies strictly within its parent, and is walked
+ *     only when its directory has not been walked before; at most
+ *     MAX_HEAP_DEPTH deep, MAX_HEAPS heaps and MAX_RECORDS records in all.
+ *  4. X3F: at most MAX_SECTIONS sections and MAX_PROPS properties are
+ *     read; each name or value is read for at most MAX_PROP_CHARS
+ *     characters, and lies within the PROP section.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "meta.h"
+#include "exif.h"
 
+#include <math.h>
 #include <string.h>
 
 #define RAF_MAGIC "FUJIFILMCCD-RAW "
@@ -40,6 +78,22 @@
 #define MAX_BLOCKS 64
 #define MAX_TTW (4u << 20)
 
+/* CRW and X3F: what the walk at the end can reach */
+#define KEEP_HEAD 64
+#define KEEP_TAIL (1u << 20)
+
+#define CRW_HEADER 14           /* byte order, header length, "HEAPCCDR" */
+#define MAX_HEAP_DEPTH 8
+#define MAX_HEAPS 256
+#define MAX_RECORDS 4096
+#define MAX_CRW_TEXT 256        /* bytes of make and model read */
+
+#define X3F_HEADER 40           /* what exiftool reads before the version */
+#define X3F_HEADER4 48          /* through the size of version 4 */
+#define MAX_SECTIONS 64
+#define MAX_PROPS 1024
+#define MAX_PROP_CHARS 256
+
 static guint16 be16(const guint8 *p)
 {
 	return (guint16)(p[0] << 8 | p[1]);
@@ -48,6 +102,27 @@ static guint16 be16(const guint8 *p)
 static guint32 be32(const guint8 *p)
 {
 	return (guint32)p[0] << 24 | (guint32)p[1] << 16 | (guint32)p[2] << 8 | p[3];
+}
+
+static guint16 le16(const guint8 *p)
+{
+	return (guint16)(p[1] << 8 | p[0]);
+}
+
+static guint32 le32(const guint8 *p)
+{
+	return (guint32)p[3] << 24 | (guint32)p[2] << 16 | (guint32)p[1] << 8 | p[0];
+}
+
+/* Unix seconds of a camera's clock as date_taken (exiftool's
+ * ConvertUnixTime: the clock's time, read as UTC); NULL for 0 (exiftool's
+ * "0000:00:00 00:00:00") and what GDateTime cannot hold. */
+static char *clock_date(gint64 secs)
+{
+	if (secs == 0)
+		return NULL;
+	g_autoptr(GDateTime) t = g_date_time_new_from_unix_utc(secs);
+	return t != NULL ? g_date_time_format(t, "%Y-%m-%dT%H:%M:%S") : NULL;
 }
 
 /* --- RAF --- */
@@ -312,4 +387,467 @@ const PixContainer pix_container_mrw = {
 	.start = mrw_start,
 	.finish = mrw_finish,
 	.free = mrw_free,
+};
+
+/* --- CRW --- */
+
+typedef struct {
+	gboolean is_big;
+	guint64 dirs[MAX_HEAPS];        /* directories walked (file offsets) */
+	guint n_heaps;
+	guint n_records;
+	gboolean is_over;               /* a limit was reached (and said) */
+	gboolean is_skipped;            /* something lay outside what is kept */
+	/* what the records gave; NULL, -1 or FALSE when absent */
+	char *make, *model;             /* (owned) */
+	gint64 time_s;
+	gboolean has_time;
+	gint64 width_px, height_px;
+	gint camera_iso;                /* CameraSettings[16], raw */
+	gint auto_iso, base_iso;        /* ShotInfo[1], [2], raw */
+	gboolean has_camera_iso, has_shot_info;
+} Crw;
+
+static guint16 crw16(const Crw *c, const guint8 *p)
+{
+	return c->is_big ? be16(p) : le16(p);
+}
+
+static guint32 crw32(const Crw *c, const guint8 *p)
+{
+	return c->is_big ? be32(p) : le32(p);
+}
+
+static void walk_heap(Crw *c, PixStream *s, guint64 start, guint64 len, guint depth);
+
+/* `len` bytes at `off` when kept, else NULL (and noted). */
+static const guint8 *crw_peek(Crw *c, PixStream *s, guint64 off, guint64 len)
+{
+	const guint8 *p = pix_stream_peek(s, off, (gsize)len);
+	if (p == NULL)
+		c->is_skipped = TRUE;
+	return p;
+}
+
+/* The data of a record we read: `need` bytes at least, of `len`. */
+static const guint8 *record_data(Crw *c, PixStream *s, guint16 tag, guint64 at, guint64 len, guint64 need)
+{
+	if (len < need) {
+		pix_stream_problem(s, "corrupt CRW: record 0x%04x has %" G_GUINT64_FORMAT " bytes at offset %" G_GUINT64_FORMAT
+		                   ", fewer than %" G_GUINT64_FORMAT, tag, len, at, need);
+		return NULL;
+	}
+	return crw_peek(c, s, at, len);
+}
+
+/* One record of the heap at `start` whose data (what precedes its
+ * directory) has `len` bytes; the record's 10 bytes are at `rec` (file
+ * offset `rec_at`).  Returns FALSE when the directory's walk must stop. */
+static gboolean read_record(Crw *c, PixStream *s, guint64 start, guint64 len, guint depth, const guint8 *rec,
+                            guint64 rec_at)
+{
+	guint16 tag = crw16(c, rec);
+	guint32 size = crw32(c, rec + 2), off = crw32(c, rec + 6);
+	guint id = tag & 0x3fff, type = (tag >> 8) & 0x38;
+
+	if (tag & 0x8000) {
+		pix_stream_problem(s, "corrupt CRW: record at offset %" G_GUINT64_FORMAT " has a bad tag 0x%04x", rec_at, tag);
+		return FALSE;
+	}
+	guint64 at = rec_at + 2, data_len = 8;   /* the record's own 8 bytes */
+	if (!(tag & 0x4000)) {
+		if (off > len || size > len - off) {
+			pix_stream_problem(s, "corrupt CRW: record 0x%04x at offset %" G_GUINT64_FORMAT " points outside its heap's"
+			                   " data (%u bytes at %u of %" G_GUINT64_FORMAT ")", tag, rec_at, size, off, len);
+			return TRUE;
+		}
+		at = start + off;
+		data_len = size;
+		if (type == 0x28 || type == 0x30) {
+			walk_heap(c, s, at, data_len, depth + 1);
+			return !c->is_over;
+		}
+	}
+	const guint8 *d;
+	switch (id) {
+	case 0x080a:    /* make (6 bytes, "Canon\0") and model */
+		if ((d = record_data(c, s, tag, at, MIN(data_len, MAX_CRW_TEXT), 6)) != NULL && c->make == NULL) {
+			c->make = pix_exif_text(d, 6);
+			c->model = pix_exif_text(d + 6, MIN(data_len, MAX_CRW_TEXT) - 6);
+		}
+		break;
+	case 0x180e:    /* TimeStamp: seconds, time zone code, info */
+		if ((d = record_data(c, s, tag, at, MIN(data_len, 4), 4)) != NULL && !c->has_time) {
+			c->time_s = crw32(c, d);
+			c->has_time = TRUE;
+		}
+		break;
+	case 0x1810:    /* ImageInfo: width, height, aspect, rotation ... */
+		if ((d = record_data(c, s, tag, at, MIN(data_len, 8), 8)) != NULL && c->width_px < 0) {
+			c->width_px = crw32(c, d);
+			c->height_px = crw32(c, d + 4);
+		}
+		break;
+	case 0x102a:    /* ShotInfo: int16s [1] AutoISO, [2] BaseISO */
+		if ((d = record_data(c, s, tag, at, MIN(data_len, 6), 6)) != NULL && !c->has_shot_info) {
+			c->auto_iso = (gint16)crw16(c, d + 2);
+			c->base_iso = (gint16)crw16(c, d + 4);
+			c->has_shot_info = TRUE;
+		}
+		break;
+	case 0x102d:    /* CameraSettings: int16s [16] CameraISO */
+		if ((d = record_data(c, s, tag, at, MIN(data_len, 34), 34)) != NULL && !c->has_camera_iso) {
+			c->camera_iso = (gint16)crw16(c, d + 32);
+			c->has_camera_iso = TRUE;
+		}
+		break;
+	default:
+		break;
+	}
+	return TRUE;
+}
+
+/* Walks the heap [start, start + len): its directory, then each record. */
+static void walk_heap(Crw *c, PixStream *s, guint64 start, guint64 len, guint depth)
+{
+	if (depth >= MAX_HEAP_DEPTH) {
+		pix_stream_problem(s, "corrupt CRW: heaps nested deeper than %u (at offset %" G_GUINT64_FORMAT ")",
+		                   MAX_HEAP_DEPTH, start);
+		return;
+	}
+	if (len < 6) {
+		pix_stream_problem(s, "corrupt CRW: the heap at offset %" G_GUINT64_FORMAT " has %" G_GUINT64_FORMAT " bytes",
+		                   start, len);
+		return;
+	}
+	const guint8 *p = crw_peek(c, s, start + len - 4, 4);
+	if (p == NULL)
+		return;
+	guint64 end = start + len - 4;  /* the directory's offset is the rest */
+	guint64 dir = start + crw32(c, p);
+	if (dir + 2 > end) {
+		pix_stream_problem(s, "corrupt CRW: the heap at offset %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
+		                   " bytes) has its directory outside it, at offset %" G_GUINT64_FORMAT, start, len, dir);
+		return;
+	}
+	for (guint i = 0; i < c->n_heaps; i++) {
+		if (c->dirs[i] == dir) {
+			pix_stream_problem(s, "corrupt CRW: the heap at offset %" G_GUINT64_FORMAT " has the directory at offset %"
+			                   G_GUINT64_FORMAT " that another heap has", start, dir);
+			return;
+		}
+	}
+	if (c->n_heaps >= MAX_HEAPS) {
+		pix_stream_problem(s, "corrupt CRW: more than %u heaps", MAX_HEAPS);
+		c->is_over = TRUE;
+		return;
+	}
+	c->dirs[c->n_heaps++] = dir;
+	if ((p = crw_peek(c, s, dir, 2)) == NULL)
+		return;
+	guint n = crw16(c, p);
+	if (dir + 2 + 10 * (guint64)n > end) {
+		pix_stream_problem(s, "corrupt CRW: the directory at offset %" G_GUINT64_FORMAT " holds %u records, more than"
+		                   " its heap has room for", dir, n);
+		return;
+	}
+	const guint8 *recs = crw_peek(c, s, dir + 2, 10 * (guint64)n);
+	for (guint i = 0; recs != NULL && i < n; i++) {
+		if (c->n_records >= MAX_RECORDS) {
+			pix_stream_problem(s, "corrupt CRW: more than %u records", MAX_RECORDS);
+			c->is_over = TRUE;
+			return;
+		}
+		c->n_records++;
+		if (!read_record(c, s, start, dir - start, depth, recs + 10 * i, dir + 2 + 10 * (guint64)i))
+			return;
+	}
+}
+
+/* exiftool's Composite:ISO: CameraISO when it is a number, else BaseISO
+ * times AutoISO over 100 (both from ShotInfo); rounded as exiftool prints
+ * it.  -1 when neither is there. */
+static gint64 crw_iso(const Crw *c)
+{
+	if (c->has_camera_iso && c->camera_iso != 0x7fff) {
+		/* exiftool masks the value as Perl does, negative ones as unsigned */
+		guint64 v = (guint64)(gint64)c->camera_iso;
+		static const gint64 codes[] = { 50, 100, 200, 400, 800 };   /* codes 16-20 */
+		if (v & 0x4000) {
+			if ((v & 0x3fff) != 0)
+				return (gint64)(v & 0x3fff);
+		} else if (v >= 16 && v <= 20) {
+			return codes[v - 16];
+		}
+	}
+	if (c->has_shot_info && c->base_iso != 0) {
+		double base = exp2(c->base_iso / 32.0) * 100 / 32, autoiso = exp2(c->auto_iso / 32.0) * 100;
+		double iso = round(base * autoiso / 100);
+		if (iso >= 1 && iso < 1e9)
+			return (gint64)iso;
+	}
+	return -1;
+}
+
+static void *crw_start(PixStream *s)
+{
+	(void)s;
+	Crw *c = g_new0(Crw, 1);
+	c->width_px = -1;
+	c->height_px = -1;
+	return c;
+}
+
+static void crw_finish(void *state, PixStream *s, PixMeta *m)
+{
+	Crw *c = state;
+	guint64 size = pix_stream_pos(s);
+
+	const guint8 *h = pix_stream_peek(s, 0, MIN(size, CRW_HEADER));
+	if (h == NULL || size < 2 || (memcmp(h, "II", 2) != 0 && memcmp(h, "MM", 2) != 0))
+		return;
+	if (size < CRW_HEADER) {
+		pix_stream_problem(s, "truncated CRW: the file ends at byte %" G_GUINT64_FORMAT " inside the header", size);
+		return;
+	}
+	if (memcmp(h + 6, "HEAPCCDR", 8) != 0 && memcmp(h + 6, "HEAPJPGM", 8) != 0)
+		return;
+	c->is_big = h[0] == 'M';
+	guint32 header_len = crw32(c, h + 2);
+	if (header_len < CRW_HEADER) {
+		pix_stream_problem(s, "corrupt CRW: a header length of %u", header_len);
+		return;
+	}
+	if (header_len >= size) {
+		pix_stream_problem(s, "truncated CRW: the file ends at byte %" G_GUINT64_FORMAT ", before its heap (at %u)",
+		                   size, header_len);
+		return;
+	}
+	walk_heap(c, s, header_len, size - header_len, 0);
+	/* every camera writes them: without them (and other damage found)
+	 * the directory's offset is garbage, as where the file was cut */
+	g_autofree char *problems = pix_stream_problems(s);
+	if (c->make == NULL && c->model == NULL && !c->has_time && c->width_px < 0 && !c->has_shot_info &&
+	    !c->has_camera_iso && !c->is_skipped && problems == NULL)
+		pix_stream_problem(s, "corrupt CRW: no make, model, date or image size in its %u records (truncated?)",
+		                   c->n_records);
+
+	pix_exif_set_string(&m->make, g_steal_pointer(&c->make));
+	pix_exif_set_string(&m->model, g_steal_pointer(&c->model));
+	if (m->date_taken == NULL && c->has_time && (m->date_taken = clock_date(c->time_s)) != NULL)
+		m->date_source = "CRW TimeStamp";
+	if (m->width_px < 0 && m->height_px < 0 && c->width_px > 0 && c->height_px > 0) {
+		m->width_px = c->width_px;
+		m->height_px = c->height_px;
+	}
+	if (m->iso < 0)
+		m->iso = crw_iso(c);
+}
+
+static void crw_free(void *state)
+{
+	Crw *c = state;
+	if (c == NULL)
+		return;
+	g_free(c->make);
+	g_free(c->model);
+	g_free(c);
+}
+
+const PixContainer pix_container_crw = {
+	.name = "CRW",
+	.keep_head = KEEP_HEAD,
+	.keep_tail = KEEP_TAIL,
+	.start = crw_start,
+	.finish = crw_finish,
+	.free = crw_free,
+};
+
+/* --- X3F --- */
+
+typedef struct {
+	gboolean has_prop;      /* a PROP section was read */
+} X3f;
+
+/* Whether the characters at `chars[at]` (of `n`) are the ASCII `name`,
+ * ended by a NUL or the end. */
+static gboolean prop_is(const guint8 *chars, guint64 n, guint64 at, const char *name)
+{
+	gsize len = strlen(name);
+	if (at + len > n)
+		return FALSE;
+	for (gsize i = 0; i < len; i++) {
+		if (le16(chars + 2 * (at + i)) != (guint8)name[i])
+			return FALSE;
+	}
+	return at + len == n || le16(chars + 2 * (at + len)) == 0;
+}
+
+/* The string at `chars[at]` (of `n`), to its NUL or the end, at most
+ * MAX_PROP_CHARS characters, as trimmed UTF-8; NULL when empty or not
+ * UTF-16 (transfer full). */
+static char *prop_text(const guint8 *chars, guint64 n, guint64 at)
+{
+	gunichar2 u[MAX_PROP_CHARS];
+	glong len = 0;
+	while (at + (guint64)len < n && len < MAX_PROP_CHARS && (u[len] = le16(chars + 2 * (at + (guint64)len))) != 0)
+		len++;
+	g_autofree char *t = g_utf16_to_utf8(u, len, NULL, NULL, NULL);
+	if (t == NULL)
+		return NULL;
+	g_strstrip(t);
+	return t[0] != '\0' ? g_steal_pointer(&t) : NULL;
+}
+
+/* A number property (exiftool's -n value is the text), NAN when the text
+ * does not start with one. */
+static double prop_number(const char *text)
+{
+	char *end;
+	double v = text != NULL ? g_ascii_strtod(text, &end) : NAN;
+	return text != NULL && end != text && isfinite(v) ? v : NAN;
+}
+
+/* The PROP section of `len` bytes at `off`. */
+static void read_prop(PixStream *s, guint64 off, guint64 len, PixMeta *m)
+{
+	const guint8 *p = pix_stream_peek(s, off, (gsize)MIN(len, G_MAXSIZE));
+	if (p == NULL)
+		return;   /* not kept */
+	if (len < 24 || memcmp(p, "SECp", 4) != 0) {
+		pix_stream_problem(s, "corrupt X3F: the PROP section at offset %" G_GUINT64_FORMAT " has no 'SECp' header",
+		                   off);
+		return;
+	}
+	guint32 n = le32(p + 8), format = le32(p + 12), n_chars = le32(p + 20);
+	/* exiftool's check, which counts the characters as bytes */
+	if (24 + 8 * (guint64)n + n_chars > len) {
+		pix_stream_problem(s, "corrupt X3F: the PROP section at offset %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
+		                   " bytes) announces %u properties and %u characters", off, len, n, n_chars);
+		return;
+	}
+	if (format != 0) {
+		pix_stream_problem(s, "X3F: the PROP section at offset %" G_GUINT64_FORMAT " has characters of format %u"
+		                   " (not read)", off, format);
+		return;
+	}
+	guint64 chars_at = 24 + 8 * (guint64)n;
+	guint64 have = MIN(n_chars, (len - chars_at) / 2);
+	const guint8 *chars = p + chars_at;
+	if (n > MAX_PROPS) {
+		pix_stream_problem(s, "corrupt X3F: the PROP section at offset %" G_GUINT64_FORMAT " holds %u properties,"
+		                   " more than %u (the rest not read)", off, n, MAX_PROPS);
+		n = MAX_PROPS;
+	}
+	for (guint32 i = 0; i < n; i++) {
+		guint32 name = le32(p + 24 + 8 * i), value = le32(p + 28 + 8 * i);
+		if (name >= have || value >= have) {
+			pix_stream_problem(s, "corrupt X3F: property %u of the PROP section at offset %" G_GUINT64_FORMAT
+			                   " points past its %" G_GUINT64_FORMAT " characters", i, off, have);
+			return;
+		}
+		if (prop_is(chars, have, name, "CAMMANUF")) {
+			pix_exif_set_string(&m->make, prop_text(chars, have, value));
+		} else if (prop_is(chars, have, name, "CAMMODEL")) {
+			pix_exif_set_string(&m->model, prop_text(chars, have, value));
+		} else if (prop_is(chars, have, name, "TIME") && m->date_taken == NULL) {
+			g_autofree char *t = prop_text(chars, have, value);
+			double secs = prop_number(t);
+			/* exiftool's int($time + 1e-6), here for the years 1970-9999 */
+			if (secs >= 1 && secs < 253402300800.0 && (m->date_taken = clock_date((gint64)(secs + 1e-6))) != NULL)
+				m->date_source = "X3F TIME";
+		} else if (prop_is(chars, have, name, "ISO") && m->iso < 0) {
+			g_autofree char *t = prop_text(chars, have, value);
+			double iso = round(prop_number(t));
+			if (iso >= 1 && iso < 1e9)
+				m->iso = (gint64)iso;
+		}
+	}
+}
+
+static void *x3f_start(PixStream *s)
+{
+	(void)s;
+	return g_new0(X3f, 1);
+}
+
+static void x3f_finish(void *state, PixStream *s, PixMeta *m)
+{
+	X3f *x = state;
+	guint64 size = pix_stream_pos(s);
+
+	const guint8 *h = pix_stream_peek(s, 0, (gsize)MIN(size, X3F_HEADER4));
+	if (h == NULL || size < 4 || memcmp(h, "FOVb", 4) != 0)
+		return;
+	if (size < X3F_HEADER) {
+		pix_stream_problem(s, "truncated X3F: the file ends at byte %" G_GUINT64_FORMAT " inside the header", size);
+		return;
+	}
+	/* version 4 (Quattro) moved the size */
+	gboolean is_v4 = le32(h + 4) >> 16 >= 4;
+	gsize size_at = is_v4 ? 40 : 28;
+	if (size_at + 8 <= size && m->width_px < 0 && m->height_px < 0 && le32(h + size_at) > 0 &&
+	    le32(h + size_at + 4) > 0) {
+		m->width_px = le32(h + size_at);
+		m->height_px = le32(h + size_at + 4);
+	}
+
+	const guint8 *p = pix_stream_peek(s, size - 4, 4);
+	if (p == NULL)
+		return;
+	guint64 dir = le32(p), end = size - 4;
+	if (dir + 12 > end) {
+		pix_stream_problem(s, "corrupt X3F: the directory's offset %" G_GUINT64_FORMAT " (in the last 4 bytes) lies"
+		                   " past the end of the file (%" G_GUINT64_FORMAT " bytes)", dir, size);
+		return;
+	}
+	if ((p = pix_stream_peek(s, dir, 12)) == NULL)
+		return;   /* not kept */
+	if (memcmp(p, "SECd", 4) != 0) {
+		pix_stream_problem(s, "corrupt X3F: no directory ('SECd') at offset %" G_GUINT64_FORMAT, dir);
+		return;
+	}
+	guint32 n = le32(p + 8);
+	if (dir + 12 + 12 * (guint64)n > end) {
+		pix_stream_problem(s, "corrupt X3F: the directory at offset %" G_GUINT64_FORMAT " holds %u sections, past"
+		                   " the end of the file", dir, n);
+		return;
+	}
+	if (n > MAX_SECTIONS) {
+		pix_stream_problem(s, "corrupt X3F: the directory at offset %" G_GUINT64_FORMAT " holds %u sections, more"
+		                   " than %u (the rest not read)", dir, n, MAX_SECTIONS);
+		n = MAX_SECTIONS;
+	}
+	const guint8 *e = pix_stream_peek(s, dir + 12, 12 * (gsize)n);
+	for (guint32 i = 0; e != NULL && i < n; i++, e += 12) {
+		guint64 off = le32(e), len = le32(e + 4);
+		char name[5];
+		for (int k = 0; k < 4; k++)
+			name[k] = g_ascii_isprint(e[8 + k]) ? (char)e[8 + k] : '?';
+		name[4] = '\0';
+		if (off + len > size) {
+			pix_stream_problem(s, "corrupt X3F: section '%s' at offset %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
+			                   " bytes) runs past the end of the file (%" G_GUINT64_FORMAT " bytes)", name, off, len,
+			                   size);
+			continue;
+		}
+		if (memcmp(e + 8, "PROP", 4) == 0 && !x->has_prop) {
+			x->has_prop = TRUE;
+			read_prop(s, off, len, m);
+		}
+	}
+}
+
+static void x3f_free(void *state)
+{
+	g_free(state);
+}
+
+const PixContainer pix_container_x3f = {
+	.name = "X3F",
+	.keep_head = KEEP_HEAD,
+	.keep_tail = KEEP_TAIL,
+	.start = x3f_start,
+	.finish = x3f_finish,
+	.free = x3f_free,
 };

@@ -66,6 +66,8 @@ extern const PixContainer pix_container_png;     /* meta-png.c */
 extern const PixContainer pix_container_riff;    /* meta-riff.c: WebP, AVI */
 extern const PixContainer pix_container_raf;     /* meta-raw.c: Fujifilm RAF */
 extern const PixContainer pix_container_mrw;     /* meta-raw.c: Minolta MRW */
+extern const PixContainer pix_container_crw;     /* meta-raw.c: Canon CRW (CIFF) */
+extern const PixContainer pix_container_x3f;     /* meta-raw.c: Sigma X3F */
 extern const PixContainer pix_container_xmp;     /* meta-xmp.c: XMP sidecars */
 
 /*

@@ -1,8 +1,8 @@
 /*
  * test-containers.c: unit tests of the container parsers of meta-png.c
  * (PNG), meta-riff.c (WebP, AVI) and meta-raw.c (Fujifilm RAF, Minolta
- * MRW), run through a PixStream as meta.c runs them, and through the whole
- * PixMetaParser for the format's recognition.
+ * MRW, Canon CRW, Sigma X3F), run through a PixStream as meta.c runs them,
+ * and through the whole PixMetaParser for the format's recognition.
  *
  * Every input is built here, in memory, with an EXIF block built here too
  * (make, model, orientation, date, ISO, and an ImageWidth claim that must
@@ -10,8 +10,9 @@
  * byte by byte and in random pieces: the results (every PixMeta field and
  * the problems recorded) must be identical.  Hostile inputs: every
  * truncation of each file, lengths past the end, zero and huge lengths,
- * lists nested too deep, more chunks than the walk follows, a zlib bomb,
- * and random mutations (which the SANITIZE=1 build checks for reads out of
+ * lists and heaps nested too deep, heaps that hold themselves, more
+ * chunks, records or properties than the walk follows, a zlib bomb, and
+ * random mutations (which the SANITIZE=1 build checks for reads out of
  * bounds).
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
@@ -531,6 +532,208 @@ static GBytes *make_mrw(gsize *data_at)
 	for (int i = 0; i < 200; i++)
 		put8(&w, i * 7);
 	return buf_free_to_bytes(&w);
+}
+
+/* --- CRW and X3F --- */
+
+/* A CIFF record: data placed in the heap, or (tag & 0x4000) its 8 bytes
+ * in the record itself; a heap's data is the heap (crw_heap()). */
+typedef struct {
+	guint16 tag;
+	GBytes *data;           /* (transfer none) */
+} Rec;
+
+/* A CIFF heap: the records' data, the directory, its offset (transfer
+ * full). */
+static GBytes *crw_heap(gboolean is_big, const Rec *r, guint n)
+{
+	Buf w = { g_byte_array_new(), is_big };
+	g_autofree guint32 *offs = g_new0(guint32, n);
+	for (guint i = 0; i < n; i++) {
+		if (r[i].tag & 0x4000)
+			continue;
+		offs[i] = w.b->len;
+		put(&w, g_bytes_get_data(r[i].data, NULL), g_bytes_get_size(r[i].data));
+	}
+	gsize dir = w.b->len;
+	put16(&w, n);
+	for (guint i = 0; i < n; i++) {
+		put16(&w, r[i].tag);
+		if (r[i].tag & 0x4000) {
+			g_assert_cmpuint(g_bytes_get_size(r[i].data), ==, 8);
+			put(&w, g_bytes_get_data(r[i].data, NULL), 8);
+		} else {
+			put32(&w, (guint32)g_bytes_get_size(r[i].data));
+			put32(&w, offs[i]);
+		}
+	}
+	put32(&w, (guint32)dir);
+	return buf_free_to_bytes(&w);
+}
+
+/* `n` 32-bit words (`is_big` order) as bytes. */
+static GBytes *words32(gboolean is_big, const guint32 *v, guint n)
+{
+	Buf w = { g_byte_array_new(), is_big };
+	for (guint i = 0; i < n; i++)
+		put32(&w, v[i]);
+	return buf_free_to_bytes(&w);
+}
+
+/* `n` 16-bit words, the rest of `len` bytes zero. */
+static GBytes *words16(gboolean is_big, const guint16 *v, guint n, gsize len)
+{
+	Buf w = { g_byte_array_new(), is_big };
+	for (guint i = 0; i < n; i++)
+		put16(&w, v[i]);
+	while (w.b->len < len)
+		put8(&w, 0);
+	return buf_free_to_bytes(&w);
+}
+
+static GBytes *pattern(gsize len)
+{
+	g_autofree guint8 *d = g_malloc(len);
+	for (gsize i = 0; i < len; i++)
+		d[i] = (guint8)(i * 13 + 7);
+	return g_bytes_new_take(g_steal_pointer(&d), len);
+}
+
+/* The header and a root heap of `n` records (transfer full). */
+static GBytes *crw_file(gboolean is_big, const Rec *r, guint n)
+{
+	Buf w = { g_byte_array_new(), is_big };
+	puts_(&w, is_big ? "MM" : "II");
+	put32(&w, 26);
+	puts_(&w, "HEAPCCDR");
+	put32(&w, 0x00010002);
+	put32(&w, 0);
+	put32(&w, 0);
+	g_autoptr(GBytes) root = crw_heap(is_big, r, n);
+	put(&w, g_bytes_get_data(root, NULL), g_bytes_get_size(root));
+	return buf_free_to_bytes(&w);
+}
+
+/* A CRW as a Canon EOS 300D writes one: raw data and a JPEG (`pad_len`
+ * bytes each), then ImageProps (ImageInfo 3072x2048, TimeStamp
+ * 2003-11-10 17:39:26, a FileNumber in its record, CameraObject with
+ * make and model, ExifInformation with ShotInfo (AutoISO 16, BaseISO 160:
+ * ISO 141) and CameraSettings (CameraISO `camera_iso`)). */
+static GBytes *make_crw(gboolean is_big, guint16 camera_iso, gsize pad_len)
+{
+	const guint32 info[7] = { 3072, 2048, 0x3f800000, 0, 8, 24, 0x101 };
+	const guint32 stamp[3] = { 1068485966, 0, 0 };
+	const guint16 shot[3] = { 66, 16, 160 };
+	guint16 settings[17] = { 92 };
+	settings[16] = camera_iso;
+	g_autoptr(GBytes) pad = pattern(pad_len);
+	g_autoptr(GBytes) b_info = words32(is_big, info, 7);
+	g_autoptr(GBytes) b_stamp = words32(is_big, stamp, 3);
+	g_autoptr(GBytes) b_number = words32(is_big, (const guint32[]){ 1161602, 0 }, 2);
+	g_autoptr(GBytes) b_shot = words16(is_big, shot, 3, 66);
+	g_autoptr(GBytes) b_settings = words16(is_big, settings, 17, 92);
+	g_autoptr(GBytes) b_make = g_bytes_new("Canon\0Canon EOS Test\0\0\0\0\0\0\0\0\0\0\0", 32);
+	g_autoptr(GBytes) b_owner = g_bytes_new("Someone\0", 8);
+	const Rec camera[] = { { 0x0810, b_owner }, { 0x080a, b_make } };
+	g_autoptr(GBytes) b_camera = crw_heap(is_big, camera, G_N_ELEMENTS(camera));
+	const Rec exif[] = { { 0x102a, b_shot }, { 0x102d, b_settings } };
+	g_autoptr(GBytes) b_exif = crw_heap(is_big, exif, G_N_ELEMENTS(exif));
+	const Rec props[] = {
+		{ 0x1810, b_info }, { 0x5817, b_number }, { 0x180e, b_stamp }, { 0x2807, b_camera }, { 0x300b, b_exif },
+	};
+	g_autoptr(GBytes) b_props = crw_heap(is_big, props, G_N_ELEMENTS(props));
+	const Rec root[] = { { 0x2005, pad }, { 0x2007, pad }, { 0x300a, b_props } };
+	return crw_file(is_big, root, G_N_ELEMENTS(root));
+}
+
+/* A UTF-16LE string with its NUL. */
+static void put_utf16(Buf *w, const char *text)
+{
+	glong n;
+	g_autofree gunichar2 *u = g_utf8_to_utf16(text, -1, NULL, &n, NULL);
+	for (glong i = 0; i <= n; i++) {
+		put8(w, u[i] & 0xff);
+		put8(w, u[i] >> 8);
+	}
+}
+
+/* A PROP section of `n` name/value pairs (transfer full). */
+static GBytes *x3f_prop(const char *const *pairs, guint n)
+{
+	Buf w = { g_byte_array_new(), FALSE };
+	Buf chars = { g_byte_array_new(), FALSE };
+	puts_(&w, "SECp");
+	put32(&w, 0x00020000);
+	put32(&w, n);
+	put32(&w, 0);
+	put32(&w, 0);
+	gsize n_chars_at = w.b->len;
+	put32(&w, 0);
+	for (guint i = 0; i < 2 * n; i++) {
+		put32(&w, chars.b->len / 2);
+		put_utf16(&chars, pairs[i]);
+	}
+	set32(&w, n_chars_at, chars.b->len / 2);
+	put(&w, chars.b->data, chars.b->len);
+	g_byte_array_unref(chars.b);
+	return buf_free_to_bytes(&w);
+}
+
+/* An X3F: a version 2.2 header (2268x1512, or at the offsets of version
+ * 4), IMAG and IMA2 sections (`pad_len` bytes each), the PROP section
+ * `prop` (`prop_first`: before them, else after), the directory and its
+ * offset. */
+static GBytes *make_x3f_with(gboolean is_v4, GBytes *prop, gboolean is_prop_first, gsize pad_len)
+{
+	Buf w = { g_byte_array_new(), FALSE };
+	puts_(&w, "FOVb");
+	put32(&w, is_v4 ? 0x00040000 : 0x00020002);
+	puts_(&w, "0200123412345678");
+	put32(&w, 0);
+	put32(&w, is_v4 ? 0 : 2268);
+	put32(&w, is_v4 ? 0 : 1512);
+	put32(&w, is_v4 ? 0 : 90);
+	put32(&w, is_v4 ? 5424 : 0);
+	put32(&w, is_v4 ? 3616 : 0);
+	while (w.b->len < 72 + 160)
+		put8(&w, 0);
+	g_autoptr(GBytes) pad = pattern(pad_len);
+	guint32 offs[3], lens[3];
+	const char *types[3] = { "IMAG", "PROP", "IMA2" };
+	for (guint k = 0; k < 3; k++) {
+		guint i = is_prop_first ? (k == 0 ? 1 : k == 1 ? 0 : 2) : (k == 0 ? 0 : k == 1 ? 2 : 1);
+		GBytes *b = i == 1 ? prop : pad;
+		offs[i] = w.b->len;
+		lens[i] = (guint32)g_bytes_get_size(b) + (i == 1 ? 0 : 28);
+		if (i != 1) {
+			puts_(&w, "SECi");
+			while (w.b->len < offs[i] + 28)
+				put8(&w, 0);
+		}
+		put(&w, g_bytes_get_data(b, NULL), g_bytes_get_size(b));
+	}
+	gsize dir = w.b->len;
+	puts_(&w, "SECd");
+	put32(&w, 0x00020000);
+	put32(&w, 3);
+	for (guint i = 0; i < 3; i++) {
+		put32(&w, offs[i]);
+		put32(&w, lens[i]);
+		puts_(&w, types[i]);
+	}
+	put32(&w, (guint32)dir);
+	return buf_free_to_bytes(&w);
+}
+
+static const char *const x3f_props[] = {
+	"ISO", "200", "RESOLUTION", "HI", "CAMMANUF", "Testmaker", "CAMMODEL", "SD T\xc3\xa9st",
+	"TIME", "978309395", "WB_DESC", "Sunlight",
+};
+
+static GBytes *make_x3f(gboolean is_v4, gsize pad_len)
+{
+	g_autoptr(GBytes) prop = x3f_prop(x3f_props, G_N_ELEMENTS(x3f_props) / 2);
+	return make_x3f_with(is_v4, prop, FALSE, pad_len);
 }
 
 /* --- running a container --- */
@@ -1258,6 +1461,347 @@ static void test_mrw(void)
 	assert_mutations_harmless(&pix_container_mrw, mrw, 500);
 }
 
+/* --- CRW and X3F tests --- */
+
+static guint32 get32le(const guint8 *p)
+{
+	return (guint32)p[0] | (guint32)p[1] << 8 | (guint32)p[2] << 16 | (guint32)p[3] << 24;
+}
+
+/* A copy of `b` with the 32-bit word at `at` set (`is_big` order). */
+static GBytes *patched32(GBytes *b, gsize at, gboolean is_big, guint32 v)
+{
+	Buf w = { g_byte_array_new(), is_big };
+	put(&w, g_bytes_get_data(b, NULL), g_bytes_get_size(b));
+	set32(&w, at, v);
+	return buf_free_to_bytes(&w);
+}
+
+static void assert_problem(const PixContainer *c, GBytes *b, const char *what)
+{
+	Run r;
+	run_whole(c, b, &r);
+	g_test_message("%s: %s", c->name, r.summary);
+	assert_has(r.problems, what);
+	run_clear(&r);
+}
+
+static void assert_crw_fields(const PixMeta *m, gint64 iso)
+{
+	g_assert_cmpstr(m->make, ==, "Canon");
+	g_assert_cmpstr(m->model, ==, "Canon EOS Test");
+	g_assert_cmpstr(m->date_taken, ==, "2003-11-10T17:39:26");
+	g_assert_cmpstr(m->date_source, ==, "CRW TimeStamp");
+	g_assert_null(m->date_tz);
+	g_assert_cmpint(m->width_px, ==, 3072);
+	g_assert_cmpint(m->height_px, ==, 2048);
+	g_assert_cmpint(m->iso, ==, iso);
+}
+
+static void test_crw(void)
+{
+	/* CameraISO when it is a number (a code, or 0x4000 and the value),
+	 * else BaseISO x AutoISO: 100 x 1.414 */
+	static const struct {
+		guint16 camera_iso;
+		gint64 iso;
+	} isos[] = { { 0, 141 }, { 18, 200 }, { 0x4000 | 250, 250 }, { 0x7fff, 141 }, { 15, 141 }, { 0x4000, 141 } };
+	for (guint i = 0; i < G_N_ELEMENTS(isos); i++) {
+		for (int is_big = 0; is_big < 2; is_big++) {
+			g_autoptr(GBytes) crw = make_crw(is_big, isos[i].camera_iso, 40);
+			Run r;
+			run_all_ways(&pix_container_crw, crw, &r);
+			g_test_message("CRW %u/%d: %s", i, is_big, r.summary);
+			g_assert_null(r.problems);
+			assert_crw_fields(r.m, isos[i].iso);
+			run_clear(&r);
+		}
+	}
+
+	/* recognised by content */
+	g_autoptr(GBytes) crw = make_crw(FALSE, 0, 40);
+	static const gsize chunks[] = { 1, 7, 64, 65, 4096 };
+	for (guint i = 0; i < G_N_ELEMENTS(chunks); i++) {
+		g_autoptr(PixItem) item = sniff(crw, chunks[i]);
+		g_assert_cmpstr(item->mime, ==, "image/x-canon-crw");
+		g_assert_null(item->error);
+		assert_crw_fields(item->meta, 141);
+	}
+
+	/* a file of 4 MiB: its end is kept, its middle is not */
+	g_autoptr(GBytes) big = make_crw(FALSE, 0, 2u << 20);
+	Run r;
+	run_whole(&pix_container_crw, big, &r);
+	g_assert_null(r.problems);
+	assert_crw_fields(r.m, 141);
+	run_clear(&r);
+	for (int i = 0; i < 3; i++) {
+		gsize len;
+		const guint8 *d = g_bytes_get_data(big, &len);
+		run_random(&pix_container_crw, d, len, 12, &r);
+		g_assert_null(r.problems);
+		assert_crw_fields(r.m, 141);
+		run_clear(&r);
+	}
+	g_autoptr(GBytes) pad = pattern(2u << 20);
+	g_autoptr(GBytes) b_make = g_bytes_new("Canon\0Canon EOS Test", 20);
+	const Rec camera[] = { { 0x080a, b_make } };
+	g_autoptr(GBytes) b_camera = crw_heap(FALSE, camera, 1);
+	const Rec middle[] = { { 0x2005, pad }, { 0x2807, b_camera }, { 0x2007, pad } };
+	g_autoptr(GBytes) unkept = crw_file(FALSE, middle, G_N_ELEMENTS(middle));
+	run_whole(&pix_container_crw, unkept, &r);
+	g_assert_null(r.problems);
+	g_assert_null(r.m->make);
+	run_clear(&r);
+}
+
+static void test_crw_hostile(void)
+{
+	g_autoptr(GBytes) crw = make_crw(FALSE, 0, 40);
+	gsize len;
+	const guint8 *d = g_bytes_get_data(crw, &len);
+
+	/* a cut in the header is a truncation; elsewhere the root's directory
+	 * pointer is what the cut left: damage is seen but for the rare cut
+	 * that leaves a plausible one (a CRW does not say its length) */
+	assert_truncations(&pix_container_crw, crw, 2, 14, "truncated CRW");
+	guint silent = 0;
+	for (gsize k = 14; k < len; k++) {
+		Run r;
+		run_cuts(&pix_container_crw, d, k, NULL, 0, &r);
+		if (r.problems == NULL) {
+			g_test_message("CRW cut at %" G_GSIZE_FORMAT ": %s", k, r.summary);
+			silent++;
+		} else {
+			assert_has(r.problems, "CRW");
+		}
+		run_clear(&r);
+	}
+	g_assert_cmpuint(silent, <=, (len - 14) / 100);
+
+	/* the root's directory past its end (26 + its offset past 4 GiB too);
+	 * a header length past the end, inside the header */
+	g_autoptr(GBytes) past = patched32(crw, len - 4, FALSE, 0x7ffffff0);
+	assert_problem(&pix_container_crw, past, "corrupt CRW: the heap at offset 26 (");
+	g_autoptr(GBytes) wrap = patched32(crw, len - 4, FALSE, 0xfffffffe);
+	assert_problem(&pix_container_crw, wrap, "has its directory outside it, at offset 4294967320");
+	g_autoptr(GBytes) header = patched32(crw, 2, FALSE, 1u << 30);
+	assert_problem(&pix_container_crw, header, "truncated CRW: the file ends at byte");
+	g_autoptr(GBytes) header2 = patched32(crw, 2, FALSE, 6);
+	assert_problem(&pix_container_crw, header2, "corrupt CRW: a header length of 6");
+
+	/* a record's data past its heap's end; a record count past it */
+	guint32 root_dir = get32le(d + len - 4) + 26;
+	g_autoptr(GBytes) data_past = patched32(crw, root_dir + 2 + 20 + 6, FALSE, 0x10000000);
+	assert_problem(&pix_container_crw, data_past, "corrupt CRW: record 0x300a at offset");
+	g_autoptr(GBytes) count = patched32(crw, root_dir, FALSE, 0xffff);
+	assert_problem(&pix_container_crw, count, "holds 65535 records, more than its heap has room for");
+	/* a bad tag stops its directory */
+	g_autoptr(GBytes) bad = patched32(crw, root_dir + 2 + 20, FALSE, 0x800a | (6u << 16));
+	assert_problem(&pix_container_crw, bad, "has a bad tag 0x800a");
+	/* ImageInfo without its height */
+	g_autoptr(GBytes) four = words32(FALSE, (const guint32[]){ 640 }, 1);
+	const Rec shorty[] = { { 0x1810, four } };
+	g_autoptr(GBytes) short_info = crw_file(FALSE, shorty, 1);
+	assert_problem(&pix_container_crw, short_info, "corrupt CRW: record 0x1810 has 4 bytes at offset 26, fewer than 8");
+
+	/* a heap that is its own record (the parent of its records), the root
+	 * too; two heaps sharing a directory */
+	g_autoptr(GBytes) info = words32(FALSE, (const guint32[]){ 640, 480 }, 2);
+	const Rec self[] = { { 0x1810, info }, { 0x300a, info } };
+	g_autoptr(GBytes) heap = crw_heap(FALSE, self, 2);
+	gsize hlen;
+	const guint8 *hd = g_bytes_get_data(heap, &hlen);
+	gsize second = get32le(hd + hlen - 4) + 2 + 10;     /* its second record */
+	g_autoptr(GBytes) looped = patched32(heap, second + 2, FALSE, (guint32)hlen);
+	g_autoptr(GBytes) looped2 = patched32(looped, second + 6, FALSE, 0);
+	const Rec root[] = { { 0x300a, looped2 } };
+	g_autoptr(GBytes) loop = crw_file(FALSE, root, 1);
+	Run r;
+	run_all_ways(&pix_container_crw, loop, &r);
+	assert_has(r.problems,
+	           "corrupt CRW: record 0x300a at offset 54 points outside its heap's data (42 bytes at 0 of 16)");
+	g_assert_cmpint(r.m->width_px, ==, 640);
+	run_clear(&r);
+	g_autoptr(GBytes) selfroot = crw_file(FALSE, self, 2);
+	gsize slen;
+	const guint8 *sd = g_bytes_get_data(selfroot, &slen);
+	second = 26 + get32le(sd + slen - 4) + 2 + 10;
+	g_autoptr(GBytes) s1 = patched32(selfroot, second + 2, FALSE, (guint32)(slen - 26));
+	g_autoptr(GBytes) s2 = patched32(s1, second + 6, FALSE, 0);
+	assert_problem(&pix_container_crw, s2, "points outside its heap's data");
+	const Rec twins[] = { { 0x300a, looped2 }, { 0x300b, looped2 } };
+	g_autoptr(GBytes) shared = crw_file(FALSE, twins, 2);
+	const guint8 *td = g_bytes_get_data(shared, &slen);
+	g_autoptr(GBytes) s3 = patched32(shared, 26 + get32le(td + slen - 4) + 2 + 10 + 6, FALSE, 0);
+	assert_problem(&pix_container_crw, s3, "corrupt CRW: the heap at offset 26 has the directory at offset 42 that"
+	               " another heap has");
+
+	/* heaps nested 8 deep (the root's, 0x300a's and 6 between them and
+	 * the innermost) are read, deeper not */
+	for (guint depth = 6; depth <= 7; depth++) {
+		g_autoptr(GBytes) make = g_bytes_new("Canon\0Deep", 10);
+		const Rec inner[] = { { 0x080a, make } };
+		GBytes *h = crw_heap(FALSE, inner, 1);
+		for (guint i = 0; i < depth; i++) {
+			const Rec outer[] = { { 0x2807, h } };
+			GBytes *next = crw_heap(FALSE, outer, 1);
+			g_bytes_unref(h);
+			h = next;
+		}
+		const Rec top[] = { { 0x300a, h } };
+		g_autoptr(GBytes) nested = crw_file(FALSE, top, 1);
+		g_bytes_unref(h);
+		run_all_ways(&pix_container_crw, nested, &r);
+		if (depth == 6) {
+			g_assert_null(r.problems);
+			g_assert_cmpstr(r.m->model, ==, "Deep");
+		} else {
+			assert_has(r.problems, "corrupt CRW: heaps nested deeper than 8");
+			g_assert_null(r.m->make);
+		}
+		run_clear(&r);
+	}
+
+	/* many records, many heaps: the walk stops at its limits */
+	g_autoptr(GBytes) eight = g_bytes_new("\0\0\0\0\0\0\0\0", 8);
+	g_autofree Rec *many = g_new(Rec, 5000);
+	for (guint i = 0; i < 5000; i++)
+		many[i] = (Rec){ 0x5817, eight };
+	g_autoptr(GBytes) flood = crw_file(FALSE, many, 5000);
+	assert_problem(&pix_container_crw, flood, "corrupt CRW: more than 4096 records");
+	/* (each record has a copy of the empty heap of its own) */
+	g_autoptr(GBytes) empty = crw_heap(FALSE, NULL, 0);
+	for (guint i = 0; i < 300; i++)
+		many[i] = (Rec){ 0x300a, empty };
+	g_autoptr(GBytes) heaps = crw_file(FALSE, many, 300);
+	assert_problem(&pix_container_crw, heaps, "corrupt CRW: more than 256 heaps");
+
+	assert_mutations_harmless(&pix_container_crw, crw, 500);
+}
+
+static void assert_x3f_fields(const PixMeta *m)
+{
+	g_assert_cmpstr(m->make, ==, "Testmaker");
+	g_assert_cmpstr(m->model, ==, "SD T\xc3\xa9st");
+	g_assert_cmpstr(m->date_taken, ==, "2001-01-01T00:36:35");
+	g_assert_cmpstr(m->date_source, ==, "X3F TIME");
+	g_assert_cmpint(m->iso, ==, 200);
+}
+
+static void test_x3f(void)
+{
+	for (int is_v4 = 0; is_v4 < 2; is_v4++) {
+		g_autoptr(GBytes) x3f = make_x3f(is_v4, 100);
+		Run r;
+		run_all_ways(&pix_container_x3f, x3f, &r);
+		g_test_message("X3F %d: %s", is_v4, r.summary);
+		g_assert_null(r.problems);
+		assert_x3f_fields(r.m);
+		g_assert_cmpint(r.m->width_px, ==, is_v4 ? 5424 : 2268);
+		g_assert_cmpint(r.m->height_px, ==, is_v4 ? 3616 : 1512);
+		run_clear(&r);
+		assert_sniffed(x3f, "image/x-sigma-x3f", is_v4 ? 5424 : 2268, is_v4 ? 3616 : 1512);
+	}
+
+	/* 4 MiB: the PROP section after the raw data is kept, before it not */
+	g_autoptr(GBytes) big = make_x3f(FALSE, 2u << 20);
+	Run r;
+	run_whole(&pix_container_x3f, big, &r);
+	g_assert_null(r.problems);
+	assert_x3f_fields(r.m);
+	run_clear(&r);
+	g_autoptr(GBytes) prop = x3f_prop(x3f_props, G_N_ELEMENTS(x3f_props) / 2);
+	g_autoptr(GBytes) first = make_x3f_with(FALSE, prop, TRUE, 2u << 20);
+	run_whole(&pix_container_x3f, first, &r);
+	g_assert_null(r.problems);
+	g_assert_null(r.m->make);
+	g_assert_cmpint(r.m->width_px, ==, 2268);
+	run_clear(&r);
+	/* in a small file it is */
+	g_autoptr(GBytes) small_first = make_x3f_with(FALSE, prop, TRUE, 100);
+	run_all_ways(&pix_container_x3f, small_first, &r);
+	g_assert_null(r.problems);
+	assert_x3f_fields(r.m);
+	run_clear(&r);
+
+	/* TIME 0, not a number; ISO "Auto": no date, no ISO */
+	static const char *const odd[] = { "TIME", "0", "ISO", "Auto", "CAMMANUF", "", "CAMMODEL", "  M  " };
+	g_autoptr(GBytes) odd_prop = x3f_prop(odd, G_N_ELEMENTS(odd) / 2);
+	g_autoptr(GBytes) odd_x3f = make_x3f_with(FALSE, odd_prop, FALSE, 10);
+	run_whole(&pix_container_x3f, odd_x3f, &r);
+	g_assert_null(r.problems);
+	g_assert_null(r.m->date_taken);
+	g_assert_cmpint(r.m->iso, ==, -1);
+	g_assert_null(r.m->make);
+	g_assert_cmpstr(r.m->model, ==, "M");
+	run_clear(&r);
+}
+
+static void test_x3f_hostile(void)
+{
+	g_autoptr(GBytes) x3f = make_x3f(FALSE, 100);
+	gsize len;
+	const guint8 *d = g_bytes_get_data(x3f, &len);
+	guint32 dir = get32le(d + len - 4);
+
+	assert_truncations(&pix_container_x3f, x3f, 4, 40, "truncated X3F");
+	assert_truncations(&pix_container_x3f, x3f, 40, len, "X3F");
+
+	/* the directory past the end, not a directory; a section past the end;
+	 * a huge section count */
+	g_autoptr(GBytes) past = patched32(x3f, len - 4, FALSE, 0xfffffff0);
+	assert_problem(&pix_container_x3f, past, "corrupt X3F: the directory's offset 4294967280");
+	g_autoptr(GBytes) notdir = patched32(x3f, len - 4, FALSE, 8);
+	assert_problem(&pix_container_x3f, notdir, "corrupt X3F: no directory ('SECd') at offset 8");
+	g_autoptr(GBytes) sec = patched32(x3f, dir + 12 + 12 + 4, FALSE, 0x7fffffff);
+	assert_problem(&pix_container_x3f, sec, "corrupt X3F: section 'PROP' at offset");
+	g_autoptr(GBytes) count = patched32(x3f, dir + 8, FALSE, 0xffffffff);
+	assert_problem(&pix_container_x3f, count, "holds 4294967295 sections, past the end");
+
+	/* PROP: a huge count, characters not of format 0, a pointer past
+	 * them, no header */
+	guint32 prop_at = get32le(d + dir + 12 + 12);
+	g_autoptr(GBytes) n = patched32(x3f, prop_at + 8, FALSE, 0x20000000);
+	assert_problem(&pix_container_x3f, n, "announces 536870912 properties");
+	g_autoptr(GBytes) format = patched32(x3f, prop_at + 12, FALSE, 1);
+	assert_problem(&pix_container_x3f, format, "has characters of format 1 (not read)");
+	g_autoptr(GBytes) ptr = patched32(x3f, prop_at + 24 + 8 * 2 + 4, FALSE, 100000);
+	assert_problem(&pix_container_x3f, ptr, "corrupt X3F: property 2 of the PROP section at offset");
+	g_autoptr(GBytes) secp = patched32(x3f, prop_at, FALSE, 0);
+	assert_problem(&pix_container_x3f, secp, "has no 'SECp' header");
+
+	/* more properties and sections than are read */
+	const char **pairs = g_new(const char *, 2 * 2000);
+	for (guint i = 0; i < 2000; i++) {
+		pairs[2 * i] = "X";
+		pairs[2 * i + 1] = "Y";
+	}
+	g_autoptr(GBytes) many = x3f_prop(pairs, 2000);
+	g_free(pairs);
+	g_autoptr(GBytes) flood = make_x3f_with(FALSE, many, FALSE, 10);
+	assert_problem(&pix_container_x3f, flood, "holds 2000 properties, more than 1024");
+	Buf w = { g_byte_array_new(), FALSE };
+	put(&w, d, dir);
+	puts_(&w, "SECd");
+	put32(&w, 0);
+	put32(&w, 100);
+	for (guint i = 0; i < 100; i++) {
+		put32(&w, prop_at);
+		put32(&w, get32le(d + dir + 12 + 12 + 4));
+		puts_(&w, "PROP");
+	}
+	put32(&w, dir);
+	g_autoptr(GBytes) sections = buf_free_to_bytes(&w);
+	Run r;
+	run_whole(&pix_container_x3f, sections, &r);
+	assert_has(r.problems, "holds 100 sections, more than 64");
+	assert_x3f_fields(r.m);
+	run_clear(&r);
+
+	assert_mutations_harmless(&pix_container_x3f, x3f, 500);
+}
+
 int main(int argc, char **argv)
 {
 	pix_test_init(&argc, &argv);
@@ -1275,5 +1819,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/containers/riff/many-chunks", test_riff_many_chunks);
 	g_test_add_func("/containers/raf", test_raf);
 	g_test_add_func("/containers/mrw", test_mrw);
+	g_test_add_func("/containers/crw", test_crw);
+	g_test_add_func("/containers/crw/hostile", test_crw_hostile);
+	g_test_add_func("/containers/x3f", test_x3f);
+	g_test_add_func("/containers/x3f/hostile", test_x3f_hostile);
 	return g_test_run();
 }
