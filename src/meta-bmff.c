@@ -39,7 +39,7 @@
 #include "meta.h"
 
 #include <math.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_DEPTH 12
@@ -880,48 +880,27 @@ static void *bmff_start(PixStream *s)
 	return b;
 }
 
-/* "+0300", "+03:00", "Z" at the end of an ISO 8601 date: seconds east. */
-static gboolean offset_of(const char *date, int *out_s)
-{
-	gsize n = strlen(date);
-	if (n >= 1 && date[n - 1] == 'Z') {
-		*out_s = 0;
-		return TRUE;
-	}
-	const char *p = n >= 6 && (date[n - 6] == '+' || date[n - 6] == '-') ? date + n - 6 :
-	                n >= 5 && (date[n - 5] == '+' || date[n - 5] == '-') ? date + n - 5 : NULL;
-	if (p == NULL || n < 19)
-		return FALSE;
-	int h, m;
-	if (p[3] == ':' ? sscanf(p + 1, "%2d:%2d", &h, &m) != 2 : sscanf(p + 1, "%2d%2d", &h, &m) != 2)
-		return FALSE;
-	if (h > 14 || m > 59)
-		return FALSE;
-	*out_s = (p[0] == '-' ? -1 : 1) * (h * 3600 + m * 60);
-	return TRUE;
-}
-
-/* The movie's date: mvhd's instant, in Apple's local offset when known. */
+/* The movie's date: mvhd's instant, in Apple's local offset when its
+ * creationdate (ISO 8601) gives one; else that creationdate itself. */
 static void video_date(Bmff *b, PixMeta *m)
 {
+	g_autofree char *apple = NULL, *tz = NULL;
 	int offset_s = 0;
-	gboolean has_offset = b->apple_date != NULL && offset_of(b->apple_date, &offset_s);
+	if (b->apple_date != NULL && pix_meta_parse_date(b->apple_date, &apple, &tz) && tz != NULL)
+		offset_s = (tz[0] == '-' ? -1 : 1) * (atoi(tz + 1) * 3600 + atoi(tz + 4) * 60);
 	if (b->created_s > 0) {
 		g_autoptr(GDateTime) t = g_date_time_new_from_unix_utc(b->created_s + offset_s);
 		if (t == NULL)
 			return;
 		m->date_taken = g_date_time_format(t, "%Y-%m-%dT%H:%M:%S");
 		m->date_source = "QuickTime CreateDate";
-	} else if (b->apple_date != NULL && strlen(b->apple_date) >= 19 && b->apple_date[4] == '-' &&
-	           b->apple_date[10] == 'T') {
-		m->date_taken = g_strndup(b->apple_date, 19);
+	} else if (apple != NULL) {
+		m->date_taken = g_steal_pointer(&apple);
 		m->date_source = "QuickTime creationdate";
 	} else {
 		return;
 	}
-	if (has_offset)
-		m->date_tz = g_strdup_printf("%c%02d:%02d", offset_s < 0 ? '-' : '+', ABS(offset_s) / 3600,
-		                             ABS(offset_s) / 60 % 60);
+	m->date_tz = g_steal_pointer(&tz);
 }
 
 static void bmff_finish(void *state, PixStream *s, PixMeta *m)

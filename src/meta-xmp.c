@@ -186,15 +186,7 @@ static int digits(const char *s, int len)
 	return v;
 }
 
-/*
- * A date with a time: ISO 8601 as XMP writes it ("2004-08-27T13:52:55",
- * with optional seconds, fraction and "Z" / "+hh:mm" / "+hhmm" offset), or
- * EXIF's "2004:08:27 13:52:55" as Exiv2 copies it into XMP.  A date alone
- * ("2004-08-27", which XMP allows) says nothing of the time: refused.  On
- * success, *date is "YYYY-MM-DDTHH:MM:SS[.f...]" and *tz "+HH:MM" or NULL
- * (both transfer full; pass NULL to only check).
- */
-static gboolean parse_date(const char *s, char **date, char **tz)
+gboolean pix_meta_parse_date(const char *s, char **date, char **tz)
 {
 	if (strlen(s) < 16)
 		return FALSE;
@@ -292,7 +284,7 @@ static gboolean is_usable(Type t, const char *s)
 
 	switch (t) {
 	case T_DATE:
-		return parse_date(s, NULL, NULL);
+		return pix_meta_parse_date(s, NULL, NULL);
 	case T_LATITUDE:
 	case T_LONGITUDE:
 		return parse_coordinate(s, t == T_LATITUDE, &v);
@@ -571,7 +563,7 @@ static const GMarkupParser parser = {
 static gboolean apply_date(Xmp *x, Prop p, PixMeta *m)
 {
 	char *date, *tz;
-	if (x->values[p] == NULL || !parse_date(x->values[p], &date, &tz))
+	if (x->values[p] == NULL || !pix_meta_parse_date(x->values[p], &date, &tz))
 		return FALSE;
 	m->date_taken = date;
 	if (m->date_tz == NULL)

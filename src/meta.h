@@ -88,6 +88,17 @@ void pix_meta_read_tiff(PixStream *s, const guint8 *tiff, gsize len, PixTiffRole
  * fields only). */
 void pix_meta_read_xmp(const guint8 *xmp, gsize len, PixMeta *m);
 
+/*
+ * A date with a time (meta-xmp.c): ISO 8601 as XMP and QuickTime write it
+ * ("2004-08-27T13:52:55", with optional seconds, fraction and "Z" /
+ * "+hh:mm" / "+hhmm" offset), or EXIF's "2004:08:27 13:52:55" as Exiv2
+ * copies it into XMP.  A date alone ("2004-08-27") says nothing of the
+ * time: refused, as is anything else that is not a valid date.  On
+ * success, *date is "YYYY-MM-DDTHH:MM:SS[.f...]" and *tz "+HH:MM" or NULL
+ * (both transfer full; pass NULL to only check).
+ */
+gboolean pix_meta_parse_date(const char *s, char **date, char **tz);
+
 /* A JPEG's structure, read as a stream of marker segments. */
 typedef struct PixJpegParser PixJpegParser;
 
