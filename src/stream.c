@@ -136,7 +136,7 @@ static guint64 reached(const PixStream *s)
 /* `len` bytes at `off` wholly inside one of the buffers at hand, or NULL. */
 static const guint8 *contiguous(const PixStream *s, guint64 off, gsize len)
 {
-	if (off <= s->head_len && len <= s->head_len - off)
+	if (s->head != NULL && off <= s->head_len && len <= s->head_len - off)
 		return s->head + off;
 	if (s->piece != NULL && off >= s->pos && off - s->pos <= s->piece_len && len <= s->piece_len - (off - s->pos))
 		return s->piece + (off - s->pos);
