@@ -17,14 +17,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
 
-# A target is built when its parser exists: the container's definition
-# (or, for jpeg, tiff and meta, the file) is in src/.
-fuzz_has = $(shell grep -ls '^const PixContainer pix_container_$(1)\b' src/*.c)
-FUZZ_ALL = jpeg tiff meta
-FUZZ_ALL += $(if $(call fuzz_has,bmff),bmff) $(if $(call fuzz_has,png),png) \
-	$(if $(call fuzz_has,riff),riff) $(if $(call fuzz_has,raf),raf) \
-	$(if $(call fuzz_has,mrw),mrw) $(if $(call fuzz_has,xmp),xmp)
-FUZZ_TARGETS ?= $(FUZZ_ALL)
+# one per parser, and the whole PixMetaParser (fuzz/fuzz.h)
+FUZZ_TARGETS ?= jpeg tiff bmff png riff raf mrw xmp meta
 
 # The library objects, less the store (SQLite), which no parser reaches:
 # it is not fuzzed, and its build must not stand in the way of those that
