@@ -9,45 +9,38 @@ ALTER TABLE meta ADD COLUMN duration_s REAL;
 -- media servers use to find subtitles.
 ALTER TABLE meta ADD COLUMN osdb_hash TEXT;
 
--- Sidecars (media 'sidecar', e.g. IMG_1234.CR2.xmp or IMG_1234.xmp) are
--- found beside their image by name; this index keeps that lookup cheap.
+-- An image, RAW file or video: the XMP sidecar beside it (files.id), by
+-- name: IMG_1.CR2.xmp (darktable, digiKam) or IMG_1.xmp (Lightroom), in
+-- any case, the longer name first; NULL without one.  Kept by the writer
+-- for the directories each batch touches.
+ALTER TABLE files ADD COLUMN sidecar_id INTEGER REFERENCES files(id);
+-- What the file's meta row holds from its sidecar rather than its own
+-- content: bit 1, the date (date_taken, date_tz, date_source); bit 2, the
+-- position (gps_lat, gps_lon, gps_alt_m).  Lent only where the file has
+-- none of its own, and taken back when the sidecar goes or changes.
+ALTER TABLE meta ADD COLUMN lent INTEGER NOT NULL DEFAULT 0;
+
+-- The lookups of sidecars in a directory.
 CREATE INDEX files_sidecars ON files (dir_id, name) WHERE media = 'sidecar' AND state <> 'missing';
+CREATE INDEX files_with_sidecar ON files (dir_id) WHERE sidecar_id IS NOT NULL;
 
 -- Files read before this version whose metadata photoidx can now read
--- (RAW, HEIF, PNG, WebP, video, sidecars; JPEGs without a date, which may
--- have one in XMP) are read again by the next scan.
+-- (RAW, HEIF, PNG, WebP, video, sidecars, including the XMP sidecars
+-- that opened with "<?xml" and were typed 'other'; JPEGs without a date,
+-- which may have one in XMP) are read again by the next scan.  Not a file
+-- whose verification found its content changed ('mismatch'): reading it
+-- would replace the MD5 it had with the damaged content's.
 UPDATE files SET recheck = 1
-WHERE state <> 'missing' AND md5 IS NOT NULL
+WHERE state <> 'missing' AND md5 IS NOT NULL AND verify_state IS NOT 'mismatch'
   AND (media IN ('raw', 'video', 'sidecar')
        OR (media = 'image' AND mime <> 'image/jpeg')
+       OR (media = 'other' AND lower(name) LIKE '%.xmp')
        OR (mime = 'image/jpeg' AND NOT EXISTS
            (SELECT 1 FROM meta m WHERE m.file_id = files.id AND m.date_taken IS NOT NULL)));
 
--- file_info, as in 0002, plus:
---   duration_s, osdb_hash   from meta;
---   sidecar_id   for an image, RAW or video: the XMP sidecar beside it,
---                named after the whole file name (IMG_1.CR2.xmp, darktable,
---                digiKam) or its stem (IMG_1.xmp, Lightroom), either case
---                of ".xmp"; NULL without one;
---   date_taken, date_tz, date_source, gps_lat, gps_lon, gps_alt_m
---                from the sidecar when the file itself has no date (or no
---                position); date_source then starts with 'XMP sidecar'.
+-- file_info, as in 0002, plus duration_s, osdb_hash and sidecar_id.
 DROP VIEW file_info;
 CREATE VIEW file_info AS
-WITH fx AS (
-    SELECT f.*,
-        CASE WHEN f.media IN ('image', 'raw', 'video') THEN
-            (SELECT x.id FROM files x
-             WHERE x.dir_id = f.dir_id AND x.media = 'sidecar' AND x.state <> 'missing'
-               AND x.name IN (f.name || '.xmp', f.name || '.XMP',
-                              CASE WHEN instr(f.name, '.') > 1
-                                   THEN rtrim(f.name, replace(f.name, '.', '')) || 'xmp' END,
-                              CASE WHEN instr(f.name, '.') > 1
-                                   THEN rtrim(f.name, replace(f.name, '.', '')) || 'XMP' END)
-             ORDER BY length(x.name) DESC LIMIT 1)
-        END AS sidecar_id
-    FROM files f
-)
 SELECT
     f.id                                  AS id,
     CASE WHEN typeof(d.path) = 'text' AND typeof(f.name) = 'text'
@@ -71,20 +64,14 @@ SELECT
     f.missing_since                       AS missing_since,
     f.verified_at                         AS verified_at,
     f.verify_state                        AS verify_state,
-    coalesce(m.date_taken, x.date_taken)  AS date_taken,
-    CASE WHEN m.date_taken IS NOT NULL THEN m.date_tz ELSE x.date_tz END AS date_tz,
-    CASE WHEN m.date_taken IS NOT NULL THEN m.date_source
-         WHEN x.date_taken IS NOT NULL THEN 'XMP sidecar ' || coalesce(x.date_source, '') END AS date_source,
+    m.date_taken, m.date_tz, m.date_source,
     m.make, m.model, m.lens,
     m.exposure_s, m.fnumber, m.iso, m.focal_mm, m.orientation,
     m.width, m.height,
-    CASE WHEN m.gps_lat IS NOT NULL THEN m.gps_lat ELSE x.gps_lat END AS gps_lat,
-    CASE WHEN m.gps_lat IS NOT NULL THEN m.gps_lon ELSE x.gps_lon END AS gps_lon,
-    CASE WHEN m.gps_lat IS NOT NULL THEN m.gps_alt_m ELSE x.gps_alt_m END AS gps_alt_m,
+    m.gps_lat, m.gps_lon, m.gps_alt_m,
     m.duration_s                          AS duration_s,
     m.osdb_hash                           AS osdb_hash,
     f.sidecar_id                          AS sidecar_id
-FROM fx f
+FROM files f
 JOIN dirs d ON d.id = f.dir_id
-LEFT JOIN meta m ON m.file_id = f.id
-LEFT JOIN meta x ON x.file_id = f.sidecar_id;
+LEFT JOIN meta m ON m.file_id = f.id;

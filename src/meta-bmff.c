@@ -48,6 +48,7 @@
 #define MAX_LEAF (1u << 20)     /* metadata boxes kept (mvhd, keys, CMTn...) */
 #define MAX_META (4u << 20)     /* a HEIF 'meta' box */
 #define MAX_EXIF (4u << 20)     /* an Exif item */
+#define MAX_HEADERS 20000       /* boxes walked in a file */
 
 /* seconds from 1904-01-01 (QuickTime's epoch) to 1970-01-01 */
 #define EPOCH_1904 2082844800LL
@@ -63,6 +64,28 @@ typedef enum {
 	MODE_JXL,
 } Mode;
 
+typedef struct Bmff Bmff;
+
+/* An item's extents, as 'iloc' gives them. */
+#define MAX_EXTENTS 16
+
+typedef struct {
+	guint n;
+	guint64 off[MAX_EXTENTS];   /* file offsets, or offsets in 'idat' */
+	guint64 len[MAX_EXTENTS];
+	gboolean is_idat;           /* construction method 1 */
+} Extents;
+
+
+/* A HEIF item (Exif, XMP) being gathered from its extents. */
+typedef struct {
+	Extents ext;
+	GByteArray *parts[MAX_EXTENTS];  /* what arrived, by extent (owned) */
+	guint n_arrived;
+	gboolean is_lost;       /* an extent could not be read */
+	void (*read)(Bmff *b, const guint8 *data, gsize len);
+} Item;
+
 /* A container box being walked. */
 typedef struct {
 	guint64 end;            /* offset after its last byte (G_MAXUINT64: the file's end) */
@@ -74,11 +97,12 @@ typedef struct {
 	gboolean is_video_track;
 } Node;
 
-typedef struct {
+struct Bmff {
 	PixStream *s;
 	Mode mode;
 	gboolean is_mode_known;
 	GArray *nodes;          /* Node; index 0 is the file itself */
+	guint n_headers;        /* box headers asked for, against MAX_HEADERS */
 
 	/* video */
 	gint64 created_s;       /* mvhd creation time, Unix seconds; 0 unknown */
@@ -95,9 +119,10 @@ typedef struct {
 	guint32 xmp_id;
 	gint64 ispe_w, ispe_h;
 	guint64 exif_lost_at;   /* where the Exif item was that could not be read, 0 */
+	Item items[2];          /* Exif, XMP */
 
 	PixMeta *m;             /* fields read from TIFF/XMP blocks as they come */
-} Bmff;
+};
 
 #define FOURCC(a, b, c, d) ((guint32)(a) << 24 | (guint32)(b) << 16 | (guint32)(c) << 8 | (guint32)(d))
 
@@ -139,10 +164,14 @@ static void fourcc_text(guint32 t, char out[5])
 
 static void on_header(PixStream *s, void *ctx, guint64 arg, guint64 off, const guint8 *data, gsize len);
 
-/* Asks for the header of the box at `off` inside node `parent`. */
+/* Asks for the header of the box at `off` inside node `parent`.  After
+ * MAX_HEADERS boxes the walk stops quietly: a long fragmented movie has a
+ * 'moof' and an 'mdat' per second, and its metadata came first. */
 static void want_header(Bmff *b, guint64 off, gint parent)
 {
 	const Node *p = &g_array_index(b->nodes, Node, parent);
+	if (++b->n_headers > MAX_HEADERS)
+		return;
 	if (off >= p->end || off >= pix_stream_pos(b->s) + G_MAXINT64)
 		return;
 	if (p->end != G_MAXUINT64 && p->end - off < 8) {
@@ -325,49 +354,43 @@ static void read_keys(Bmff *b, const guint8 *p, gsize len)
 	}
 }
 
-/* An 'ilst' item: its box type is the key number; a 'data' box holds the
- * value (type 1: UTF-8). */
-static void read_ilst(Bmff *b, const guint8 *p, gsize len)
+/* An 'ilst' item (a child box, walked as the read passes it, so cover art
+ * of any size costs nothing): its box type is the key number; a 'data' box
+ * holds the value (type 1: UTF-8). */
+static void read_ilst_item(Bmff *b, guint32 key, const guint8 *item, gsize item_len)
 {
-	gsize at = 0;
-	while (at + 8 <= len) {
-		guint32 size = be32(p + at), key = be32(p + at + 4);
-		if (size < 8 || size > len - at)
-			break;
-		const guint8 *item = p + at + 8;
-		gsize item_len = size - 8;
-		at += size;
-		if (b->keys == NULL || key == 0 || key > b->keys->len || item_len < 16 ||
-		    be32(item + 4) != FOURCC('d', 'a', 't', 'a') || be32(item) > item_len || be32(item) < 16 ||
-		    be32(item + 8) != 1)
-			continue;
-		const char *name = g_ptr_array_index(b->keys, key - 1);
-		char *value = text_of(item + 16, be32(item) - 16);
-		if (value == NULL)
-			continue;
-		if (g_str_equal(name, "com.apple.quicktime.location.ISO6709"))
-			read_iso6709(b, value);
-		else if (g_str_equal(name, "com.apple.quicktime.make"))
-			set_once(&b->make, g_steal_pointer(&value));
-		else if (g_str_equal(name, "com.apple.quicktime.model"))
-			set_once(&b->model, g_steal_pointer(&value));
-		else if (g_str_equal(name, "com.apple.quicktime.creationdate"))
-			set_once(&b->apple_date, g_steal_pointer(&value));
-		g_free(value);
-	}
+	if (b->keys == NULL || key == 0 || key > b->keys->len || item_len < 16 ||
+	    be32(item + 4) != FOURCC('d', 'a', 't', 'a') || be32(item) > item_len || be32(item) < 16 ||
+	    be32(item + 8) != 1)
+		return;
+	const char *name = g_ptr_array_index(b->keys, key - 1);
+	char *value = text_of(item + 16, be32(item) - 16);
+	if (value == NULL)
+		return;
+	if (g_str_equal(name, "com.apple.quicktime.location.ISO6709"))
+		read_iso6709(b, value);
+	else if (g_str_equal(name, "com.apple.quicktime.make"))
+		set_once(&b->make, g_steal_pointer(&value));
+	else if (g_str_equal(name, "com.apple.quicktime.model"))
+		set_once(&b->model, g_steal_pointer(&value));
+	else if (g_str_equal(name, "com.apple.quicktime.creationdate"))
+		set_once(&b->apple_date, g_steal_pointer(&value));
+	g_free(value);
 }
 
 /* --- HEIF items --------------------------------------------------------- */
 
-/* The extent of item `id` from an 'iloc' payload: file offset (or offset
- * in 'idat' when *is_idat) and length of its first extent. */
-static gboolean iloc_find(const guint8 *p, gsize len, guint32 id, guint64 *off, guint64 *size, gboolean *is_idat)
+/* The extents of item `id` from an 'iloc' payload (the first
+ * MAX_EXTENTS).  Every count is checked against the bytes there, so a
+ * hostile box costs time in proportion to its size. */
+static gboolean iloc_find(const guint8 *p, gsize len, guint32 id, Extents *out)
 {
 	if (len < 6)
 		return FALSE;
 	guint version = p[0];
 	guint offset_size = p[4] >> 4, length_size = p[4] & 15, base_size = p[5] >> 4;
 	guint index_size = version >= 1 ? p[5] & 15 : 0;
+	gsize per_extent = index_size + offset_size + length_size;
 	gsize at = 6;
 	guint64 count;
 	if (version > 2)
@@ -380,7 +403,7 @@ static gboolean iloc_find(const guint8 *p, gsize len, guint32 id, guint64 *off, 
 	} else if (!ben(p, len, &at, 4, &count)) {
 		return FALSE;
 	}
-	for (guint64 i = 0; i < count; i++) {
+	for (guint64 i = 0; i < count && at < len; i++) {
 		guint64 item_id, base, extents, method = 0;
 		if (version < 2) {
 			if (at + 2 > len)
@@ -401,26 +424,31 @@ static gboolean iloc_find(const guint8 *p, gsize len, guint32 id, guint64 *off, 
 			return FALSE;
 		extents = be16(p + at);
 		at += 2;
-		for (guint64 e = 0; e < extents; e++) {
+		if (extents * per_extent > len - at)
+			return FALSE;
+		if (item_id != id || per_extent == 0) {
+			at += extents * per_extent;
+			continue;
+		}
+		if (method > 1)
+			return FALSE;
+		out->n = 0;
+		out->is_idat = method == 1;
+		for (guint64 e = 0; e < extents && out->n < MAX_EXTENTS; e++) {
 			guint64 index, e_off, e_len;
 			if (!ben(p, len, &at, index_size, &index) || !ben(p, len, &at, offset_size, &e_off) ||
-			    !ben(p, len, &at, length_size, &e_len))
+			    !ben(p, len, &at, length_size, &e_len) || base > G_MAXUINT64 - e_off)
 				return FALSE;
-			if (item_id == id && e == 0) {
-				if (method > 1 || base > G_MAXUINT64 - e_off)
-					return FALSE;
-				*off = base + e_off;
-				*size = e_len;
-				*is_idat = method == 1;
-				return TRUE;
-			}
+			out->off[out->n] = base + e_off;
+			out->len[out->n] = e_len;
+			out->n++;
 		}
+		return out->n > 0;
 	}
 	return FALSE;
 }
 
-/* 'iinf': which items are Exif and XMP. */
-static void read_iinf(Bmff *b, const guint8 *p, gsize len)
+/* 'iinf': which items are Exif and XMP. */static void read_iinf(Bmff *b, const guint8 *p, gsize len)
 {
 	gsize at = p[0] == 0 ? 6 : 8;   /* full box header, 16- or 32-bit count */
 	while (at + 8 <= len) {
@@ -517,45 +545,83 @@ static void read_iprp(Bmff *b, const guint8 *p, gsize len)
 	g_array_free(props, TRUE);
 }
 
-static void on_exif_item(PixStream *s, void *ctx, guint64 arg, guint64 off, const guint8 *data, gsize len)
+/* The Exif item, whole: a 32-bit offset to the TIFF header, which follows
+ * "Exif\0\0". */
+static void read_exif_item(Bmff *b, const guint8 *data, gsize len)
+{
+	if (len < 4 || be32(data) > len - 4) {
+		pix_stream_problem(b->s, "corrupt HEIF: bad TIFF header offset in its Exif item");
+		return;
+	}
+	pix_meta_read_tiff(b->s, data + 4 + be32(data), len - 4 - be32(data), PIX_TIFF_ROLE_MAIN, b->m);
+}
+
+static void read_xmp_item(Bmff *b, const guint8 *data, gsize len)
+{
+	pix_meta_read_xmp(data, len, b->m);
+}
+
+/* One extent of an item arrived; the item is read once all have. */
+static void on_extent(PixStream *s, void *ctx, guint64 arg, guint64 off, const guint8 *data, gsize len)
 {
 	Bmff *b = ctx;
-	(void)arg;
-	if (len < 4) {
+	Item *it = &b->items[arg >> 8];
+	guint i = (guint)(arg & 0xff);
+	(void)s;
+	if (len < it->ext.len[i] || it->is_lost) {
 		/* judged at the end: outside the file is damage, but an item
 		 * stored before 'meta' went by before we knew of it */
-		b->exif_lost_at = off;
+		if (!it->is_lost && it->read == read_exif_item)
+			b->exif_lost_at = off + len;
+		it->is_lost = TRUE;
 		return;
 	}
-	/* a 32-bit offset to the TIFF header, which follows "Exif\0\0" */
-	guint64 skip = be32(data);
-	if (skip > len - 4) {
-		pix_stream_problem(s, "corrupt HEIF: bad TIFF header offset in its Exif item");
+	g_byte_array_append(it->parts[i] = g_byte_array_sized_new((guint)len), data, (guint)len);
+	if (++it->n_arrived < it->ext.n)
 		return;
-	}
-	pix_meta_read_tiff(s, data + 4 + skip, len - 4 - skip, PIX_TIFF_ROLE_MAIN, b->m);
+	g_autoptr(GByteArray) whole = g_byte_array_new();
+	for (guint k = 0; k < it->ext.n; k++)
+		g_byte_array_append(whole, it->parts[k]->data, it->parts[k]->len);
+	it->read(b, whole->data, whole->len);
 }
 
-static void on_xmp_item(PixStream *s, void *ctx, guint64 arg, guint64 off, const guint8 *data, gsize len)
+/* Asks for the extents of item `id` (in the file, or copies them from
+ * 'idat'): at most MAX_EXIF bytes in all. */
+static void want_item(Bmff *b, guint which, const guint8 *iloc, gsize iloc_len, const guint8 *idat,
+                      gsize idat_len, guint32 id, void (*read)(Bmff *, const guint8 *, gsize))
 {
-	(void)s, (void)arg, (void)off;
-	if (len > 0)
-		pix_meta_read_xmp(data, len, ((Bmff *)ctx)->m);
-}
-
-/* The extents of the Exif and XMP items, out of 'meta' or the file. */
-static void want_item(Bmff *b, const guint8 *iloc, gsize iloc_len, const guint8 *idat, gsize idat_len,
-                      guint32 id, PixStreamFn fn)
-{
-	guint64 off, size;
-	gboolean is_idat;
-	if (id == 0 || iloc == NULL || !iloc_find(iloc, iloc_len, id, &off, &size, &is_idat))
+	Item *it = &b->items[which];
+	guint64 total = 0;
+	it->read = read;
+	if (id == 0 || iloc == NULL || !iloc_find(iloc, iloc_len, id, &it->ext))
 		return;
-	if (!is_idat) {
-		pix_stream_want(b->s, off, (gsize)MIN(size, MAX_EXIF), fn, b, 0);
-	} else if (idat != NULL && off < idat_len) {
-		fn(b->s, b, 0, off, idat + off, (gsize)MIN(size, idat_len - off));
+	for (guint i = 0; i < it->ext.n; i++) {
+		if (it->ext.len[i] > MAX_EXIF - total) {
+			pix_stream_problem(b->s, "corrupt HEIF: an item larger than %u MiB", MAX_EXIF >> 20);
+			return;
+		}
+		total += it->ext.len[i];
 	}
+	if (it->ext.is_idat) {
+		g_autoptr(GByteArray) whole = g_byte_array_new();
+		for (guint i = 0; i < it->ext.n; i++) {
+			/* a length of 0: to the end of the data */
+			if (idat != NULL && it->ext.len[i] == 0 && it->ext.off[i] <= idat_len)
+				it->ext.len[i] = MIN(idat_len - it->ext.off[i], MAX_EXIF);
+			if (idat == NULL || it->ext.off[i] > idat_len || it->ext.len[i] > idat_len - it->ext.off[i]) {
+				pix_stream_problem(b->s, "corrupt HEIF: an item outside its 'idat'");
+				return;
+			}
+			g_byte_array_append(whole, idat + it->ext.off[i], (guint)it->ext.len[i]);
+		}
+		read(b, whole->data, whole->len);
+		return;
+	}
+	/* a length of 0 runs to the end of the file: whatever arrives is it */
+	for (guint i = 0; i < it->ext.n; i++)
+		if (!pix_stream_want(b->s, it->ext.off[i], it->ext.len[i] > 0 ? (gsize)it->ext.len[i] : MAX_EXIF - (gsize)total,
+		                     on_extent, b, which << 8 | i))
+			return;
 }
 
 /* A HEIF's top-level 'meta' (payload after the full-box header). */
@@ -585,8 +651,8 @@ static void read_heif_meta(Bmff *b, const guint8 *p, gsize len)
 			read_iprp(b, body, body_len);
 		at += size;
 	}
-	want_item(b, iloc, iloc_len, idat, idat_len, b->exif_id, on_exif_item);
-	want_item(b, iloc, iloc_len, idat, idat_len, b->xmp_id, on_xmp_item);
+	want_item(b, 0, iloc, iloc_len, idat, idat_len, b->exif_id, read_exif_item);
+	want_item(b, 1, iloc, iloc_len, idat, idat_len, b->xmp_id, read_xmp_item);
 }
 
 /* --- JPEG XL --------------------------------------------------------- */
@@ -653,6 +719,8 @@ typedef enum { SKIP, DESCEND, KEEP } Action;
 static Action action_for(const Bmff *b, gint parent, guint32 type, const guint8 *uuid)
 {
 	guint32 ptype = g_array_index(b->nodes, Node, parent).type;
+	if (ptype == FOURCC('i', 'l', 's', 't'))
+		return KEEP;    /* an item of Apple's keys, or iTunes' */
 	switch (type) {
 	case FOURCC('m', 'o', 'o', 'v'):
 	case FOURCC('t', 'r', 'a', 'k'):
@@ -664,10 +732,11 @@ static Action action_for(const Bmff *b, gint parent, guint32 type, const guint8 
 		return parent == 0 && b->mode == MODE_HEIF ? KEEP : b->mode == MODE_VIDEO ? DESCEND : SKIP;
 	case FOURCC('u', 'u', 'i', 'd'):
 		return uuid != NULL && memcmp(uuid, canon_uuid, 16) == 0 ? DESCEND : SKIP;
+	case FOURCC('i', 'l', 's', 't'):
+		return b->mode == MODE_VIDEO ? DESCEND : SKIP;
 	case FOURCC('m', 'v', 'h', 'd'):
 	case FOURCC('t', 'k', 'h', 'd'):
 	case FOURCC('k', 'e', 'y', 's'):
-	case FOURCC('i', 'l', 's', 't'):
 	case FOURCC(0xa9, 'x', 'y', 'z'):
 	case FOURCC(0xa9, 'm', 'a', 'k'):
 	case FOURCC(0xa9, 'm', 'o', 'd'):
@@ -716,6 +785,10 @@ static void on_leaf(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 		return;
 	const guint8 *p = data + header;
 	gsize n = len - header;
+	if (g_array_index(b->nodes, Node, node).type == FOURCC('i', 'l', 's', 't')) {
+		read_ilst_item(b, type, p, n);
+		return;
+	}
 	switch (type) {
 	case FOURCC('m', 'v', 'h', 'd'):
 		read_mvhd(b, p, n);
@@ -728,9 +801,6 @@ static void on_leaf(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 		break;
 	case FOURCC('k', 'e', 'y', 's'):
 		read_keys(b, p, n);
-		break;
-	case FOURCC('i', 'l', 's', 't'):
-		read_ilst(b, p, n);
 		break;
 	case FOURCC(0xa9, 'x', 'y', 'z'): {
 		g_autofree char *t = udta_text(p, n);
@@ -829,16 +899,17 @@ static void on_header(PixStream *s, void *ctx, guint64 arg, guint64 off, const g
 		enter(b, parent, type, off + header, end);
 		break;
 	case KEEP: {
-		guint64 cap = type == FOURCC('m', 'e', 't', 'a') ? MAX_META : MAX_LEAF;
-		if (size > cap) {
-			pix_stream_problem(s, "corrupt %s: box '%s' at offset %" G_GUINT64_FORMAT " is too large (%" G_GUINT64_FORMAT
-			                   " bytes)", what, name, off, size);
+		/* a JPEG XL codestream: its first bytes hold the size */
+		gboolean is_codestream = type == FOURCC('j', 'x', 'l', 'c') || type == FOURCC('j', 'x', 'l', 'p');
+		guint64 want = is_codestream ? MIN(size, header + 64) : size;
+		/* a box larger than any metadata box (a cover picture, say) is not
+		 * damage: it is left unread */
+		if (want > (type == FOURCC('m', 'e', 't', 'a') ? MAX_META : MAX_LEAF))
 			break;
-		}
 		/* a HEIF 'meta' is read with its full-box header: on_leaf skips it */
 		gsize skip = type == FOURCC('m', 'e', 't', 'a') ? header - 4 : header;
 		guint64 leaf_arg = (guint64)parent << 40 | (guint64)skip << 32 | type;
-		pix_stream_want(s, off, (gsize)size, on_leaf, b, leaf_arg);
+		pix_stream_want(s, off, (gsize)want, on_leaf, b, leaf_arg);
 		break;
 	}
 	case SKIP:
@@ -946,6 +1017,10 @@ static void bmff_free(void *state)
 	if (b->keys != NULL)
 		g_ptr_array_free(b->keys, TRUE);
 	pix_meta_free(b->m);
+	for (guint i = 0; i < G_N_ELEMENTS(b->items); i++)
+		for (guint k = 0; k < MAX_EXTENTS; k++)
+			if (b->items[i].parts[k] != NULL)
+				g_byte_array_unref(b->items[i].parts[k]);
 	g_free(b);
 }
 

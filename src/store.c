@@ -69,11 +69,52 @@ typedef enum {
 	ST_DIR_STAT,
 	ST_DIR_FILE_COUNTS,
 	ST_SUBDIRS,
+	ST_FILE_DIR,
+	ST_SIDECAR_ANY,
+	ST_SIDECAR_LINK,
+	ST_SIDECAR_UNLEND_DATE,
+	ST_SIDECAR_UNLEND_GPS,
+	ST_SIDECAR_META_ROWS,
+	ST_SIDECAR_LEND_DATE,
+	ST_SIDECAR_LEND_GPS,
 	N_STATEMENTS
 } StatementId;
 
 static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
+	[ST_FILE_DIR] = "SELECT dir_id FROM files WHERE id = ?1",
+	/* sidecars (see relink()): a directory that has one, or had one */
+	[ST_SIDECAR_ANY] =
+		"SELECT EXISTS (SELECT 1 FROM files WHERE dir_id = ?1 AND media = 'sidecar' AND state <> 'missing')"
+		" OR EXISTS (SELECT 1 FROM files WHERE dir_id = ?1 AND sidecar_id IS NOT NULL)",
+	/* IMG_1.CR2.xmp (darktable, digiKam) or IMG_1.xmp (Lightroom), in any
+	 * case; the longer name wins */
+	[ST_SIDECAR_LINK] =
+		"UPDATE files SET sidecar_id = (SELECT x.id FROM files x"
+		"  WHERE x.dir_id = files.dir_id AND x.media = 'sidecar' AND x.state <> 'missing'"
+		"  AND lower(x.name) IN (lower(files.name) || '.xmp',"
+		"   CASE WHEN instr(substr(files.name, 2), '.') > 0"
+		"   THEN lower(rtrim(files.name, replace(files.name, '.', ''))) || 'xmp' END)"
+		"  ORDER BY length(x.name) DESC, x.id LIMIT 1)"
+		" WHERE dir_id = ?1 AND media IN ('image', 'raw', 'video')",
+	[ST_SIDECAR_UNLEND_DATE] =
+		"UPDATE meta SET date_taken = NULL, date_tz = NULL, date_source = NULL, lent = lent & ~1"
+		" WHERE lent & 1 AND file_id IN (SELECT id FROM files WHERE dir_id = ?1)",
+	[ST_SIDECAR_UNLEND_GPS] =
+		"UPDATE meta SET gps_lat = NULL, gps_lon = NULL, gps_alt_m = NULL, lent = lent & ~2"
+		" WHERE lent & 2 AND file_id IN (SELECT id FROM files WHERE dir_id = ?1)",
+	[ST_SIDECAR_META_ROWS] =
+		"INSERT OR IGNORE INTO meta (file_id) SELECT id FROM files WHERE dir_id = ?1 AND sidecar_id IS NOT NULL",
+	[ST_SIDECAR_LEND_DATE] =
+		"UPDATE meta SET date_taken = x.date_taken, date_tz = x.date_tz,"
+		" date_source = 'sidecar ' || coalesce(x.date_source, ''), lent = meta.lent | 1"
+		" FROM files f JOIN meta x ON x.file_id = f.sidecar_id"
+		" WHERE meta.file_id = f.id AND f.dir_id = ?1 AND meta.date_taken IS NULL AND x.date_taken IS NOT NULL",
+	[ST_SIDECAR_LEND_GPS] =
+		"UPDATE meta SET gps_lat = x.gps_lat, gps_lon = x.gps_lon, gps_alt_m = x.gps_alt_m, lent = meta.lent | 2"
+		" FROM files f JOIN meta x ON x.file_id = f.sidecar_id"
+		" WHERE meta.file_id = f.id AND f.dir_id = ?1 AND meta.gps_lat IS NULL AND meta.gps_lon IS NULL"
+		" AND x.gps_lat IS NOT NULL AND x.gps_lon IS NOT NULL",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
 	[ST_DIR_UPSERT] =
@@ -96,7 +137,10 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		"UPDATE files SET dev = ?2, ino = ?3, mode = ?4, size = ?5, mtime_ns = ?6, ctime_ns = ?7,"
 		" md5 = ?8, mime = ?9, media = ?10, state = ?11, error = ?12, recheck = ?13,"
 		" changed_at = ?14, hashed_at = ?15, missing_since = NULL,"
-		" verified_at = NULL, verify_state = NULL, verify_md5 = NULL, verify_error = NULL"
+		/* a verification that found the content it still has stays true */
+		" verified_at = CASE WHEN md5 IS ?8 AND verify_state = 'ok' THEN verified_at END,"
+		" verify_state = CASE WHEN md5 IS ?8 AND verify_state = 'ok' THEN verify_state END,"
+		" verify_md5 = NULL, verify_error = NULL"
 		" WHERE id = ?1 AND dir_id = ?16 AND name = ?17",
 	[ST_FILE_UPDATE_STAT] =
 		"UPDATE files SET dev = ?2, ino = ?3, mode = ?4, size = ?5, mtime_ns = ?6, ctime_ns = ?7,"
@@ -176,6 +220,8 @@ struct PixStore {
 	gint64 now_s;           /* timestamp of the current batch */
 	gint64 counts[PIX_N_COUNTERS]; /* counted in the open batch, published
 	                           to log.h's counters when it commits */
+	GArray *dirty_dirs;     /* gint64: directories whose files the open
+	                           batch changed, for relink() at commit */
 };
 
 static gboolean store_check(PixStore *s)
@@ -605,6 +651,8 @@ void pix_store_free(PixStore *s)
 	g_strfreev(s->roots);
 	if (s->rates != NULL)
 		g_array_free(s->rates, TRUE);
+	if (s->dirty_dirs != NULL)
+		g_array_free(s->dirty_dirs, TRUE);
 	g_free(s->path);
 	g_free(s);
 }
@@ -630,6 +678,89 @@ static void rollback_batch(PixStore *s)
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	s->in_batch = FALSE;
 	memset(s->counts, 0, sizeof s->counts);
+	if (s->dirty_dirs != NULL)
+		g_array_set_size(s->dirty_dirs, 0);
+}
+
+/* The batch changed the files of directory `dir_id` (0: none). */
+static void mark_dirty(PixStore *s, gint64 dir_id)
+{
+	if (dir_id <= 0)
+		return;
+	if (s->dirty_dirs == NULL)
+		s->dirty_dirs = g_array_new(FALSE, FALSE, sizeof(gint64));
+	guint n = s->dirty_dirs->len;
+	if (n == 0 || g_array_index(s->dirty_dirs, gint64, n - 1) != dir_id)
+		g_array_append_val(s->dirty_dirs, dir_id);
+}
+
+/* Marks dirty the directory row `file_id` is in now (before it moves). */
+static gboolean mark_dirty_file(PixStore *s, gint64 file_id, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, ST_FILE_DIR, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 1, file_id);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		mark_dirty(s, sqlite3_column_int64(st, 0));
+	else if (rc != SQLITE_DONE)
+		return step_done(s, st, "cannot read a file's directory", error);
+	sqlite3_reset(st);
+	return TRUE;
+}
+
+static int compare_ids(gconstpointer a, gconstpointer b)
+{
+	gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Runs statement `id` with directory `dir_id` bound. */
+static gboolean run_for_dir(PixStore *s, StatementId id, gint64 dir_id, GError **error)
+{
+	sqlite3_stmt *st = stmt(s, id, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 1, dir_id);
+	return step_done(s, st, "cannot link sidecars", error);
+}
+
+/*
+ * Links the XMP sidecars of the batch's dirty directories to their images
+ * (files.sidecar_id) and lends an image the sidecar's date and position
+ * when it has none of its own (meta.lent says what was lent, so it is
+ * taken back when the sidecar goes, changes or the image gets its own).
+ * Run before each commit; a directory with no sidecar, now or before,
+ * costs one index lookup.
+ */
+static gboolean relink(PixStore *s, GError **error)
+{
+	static const StatementId steps[] = {
+		ST_SIDECAR_LINK, ST_SIDECAR_UNLEND_DATE, ST_SIDECAR_UNLEND_GPS,
+		ST_SIDECAR_META_ROWS, ST_SIDECAR_LEND_DATE, ST_SIDECAR_LEND_GPS,
+	};
+	if (s->dirty_dirs == NULL || s->dirty_dirs->len == 0)
+		return TRUE;
+	g_array_sort(s->dirty_dirs, compare_ids);
+	for (guint i = 0; i < s->dirty_dirs->len; i++) {
+		gint64 dir_id = g_array_index(s->dirty_dirs, gint64, i);
+		if (i > 0 && dir_id == g_array_index(s->dirty_dirs, gint64, i - 1))
+			continue;
+		sqlite3_stmt *st = stmt(s, ST_SIDECAR_ANY, error);
+		if (st == NULL)
+			return FALSE;
+		sqlite3_bind_int64(st, 1, dir_id);
+		if (sqlite3_step(st) != SQLITE_ROW)
+			return step_done(s, st, "cannot look for sidecars", error);
+		gboolean has_any = sqlite3_column_int(st, 0) != 0;
+		sqlite3_reset(st);
+		for (guint k = 0; has_any && k < G_N_ELEMENTS(steps); k++)
+			if (!run_for_dir(s, steps[k], dir_id, error))
+				return FALSE;
+	}
+	g_array_set_size(s->dirty_dirs, 0);
+	return TRUE;
 }
 
 /* Counts for the summary what the batch does; published at COMMIT, so
@@ -644,6 +775,10 @@ gboolean pix_store_commit(PixStore *s, GError **error)
 	g_assert(store_check(s));
 	if (!s->in_batch)
 		return TRUE;
+	if (!relink(s, error)) {
+		rollback_batch(s);
+		return FALSE;
+	}
 	sqlite3_stmt *st = stmt(s, ST_COMMIT, error);
 	if (st == NULL || !step_done(s, st, "cannot commit", error)) {
 		rollback_batch(s);
@@ -982,6 +1117,8 @@ static PixFileRow *find_moved_by_md5(PixStore *s, const PixItem *item, GError **
  * stat and content. */
 static gboolean take_over(PixStore *s, PixItem *item, const PixFileRow *row, GError **error)
 {
+	if (!mark_dirty_file(s, row->id, error))
+		return FALSE;
 	sqlite3_stmt *st = stmt(s, ST_FILE_TAKE_OVER, error);
 	if (st == NULL)
 		return FALSE;
@@ -1188,6 +1325,13 @@ static gboolean store_put(PixStore *s, PixItem *item, gboolean is_unmatched, GEr
 	g_assert(store_check(s) && s->mode == PIX_STORE_WRITE);
 	if (!begin_batch(s, error))
 		return FALSE;
+	/* a file leaving a directory changes that directory's sidecar links */
+	if (item->action == PIX_ACT_MOVE && !mark_dirty_file(s, item->row_id, error)) {
+		rollback_batch(s);
+		return FALSE;
+	}
+	if (item->action != PIX_ACT_DIR && item->action != PIX_ACT_DIR_MISSING && item->action != PIX_ACT_VERIFY)
+		mark_dirty(s, item->dir->id);
 	switch (item->action) {
 	case PIX_ACT_DIR:
 	case PIX_ACT_DIR_MISSING:

@@ -49,7 +49,7 @@ test_expect_success 'sidecars are typed as such and linked to their images' '
 
 test_expect_success 'an image without a date or position takes them from its sidecar' '
 	test "$(q "select date_taken || date_tz || \" \" || date_source from file_info where name = \"IMG_0001.jpg\"")" = \
-		"2021-06-05T14:30:00+02:00 XMP sidecar XMP exif:DateTimeOriginal" &&
+		"2021-06-05T14:30:00+02:00 sidecar XMP exif:DateTimeOriginal" &&
 	test "$(q "select round(gps_lat, 4) || \",\" || round(gps_lon, 4) from file_info where name = \"IMG_0001.jpg\"")" = "48.8577,-2.295" &&
 	test "$(q "select date_taken from file_info where name = \"IMG_0002.tif\"")" = 2021-06-06T09:00:00
 '
@@ -64,6 +64,23 @@ test_expect_success 'a deleted sidecar no longer lends its date' '
 	rm lib/IMG_0002.xmp && px scan --db "$DB" -q lib &&
 	test -z "$(q "select date_taken from file_info where name = \"IMG_0002.tif\"")" &&
 	test -z "$(q "select sidecar_id from file_info where name = \"IMG_0002.tif\"")"
+'
+
+test_expect_success 'a sidecar written after its image lends at once; one edited lends its new date' '
+	mkfix jpeg lib/IMG_0004.jpg && age lib/IMG_0004.jpg && px scan --db "$DB" -q lib &&
+	test -z "$(q "select date_taken from file_info where name = \"IMG_0004.jpg\"")" &&
+	xmp 2022-02-02T02:02:02 >lib/IMG_0004.XMP && age lib/IMG_0004.XMP && px scan --db "$DB" -q lib &&
+	test "$(q "select date_taken from file_info where name = \"IMG_0004.jpg\"")" = 2022-02-02T02:02:02 &&
+	xmp 2023-03-03T03:03:03 >lib/IMG_0004.XMP && touch -d "1 day ago" lib/IMG_0004.XMP && px scan --db "$DB" -q lib &&
+	test "$(q "select date_taken from file_info where name = \"IMG_0004.jpg\"")" = 2023-03-03T03:03:03 &&
+	mv lib/IMG_0004.XMP lib/other.xmp && px scan --db "$DB" -q lib &&
+	test -z "$(q "select date_taken || sidecar_id from file_info where name = \"IMG_0004.jpg\"")" &&
+	test "$(q "select lent from meta m join files f on f.id = m.file_id where f.name = \"IMG_0004.jpg\"")" = 0
+'
+
+test_expect_success 'a date filter on file_info uses the date index' '
+	q "explain query plan select path from file_info where date_taken between \"2021-01-01\" and \"2022-01-01\"" >plan &&
+	grep -q "meta_by_date" plan
 '
 
 test_expect_success 'a file is typed by its content, whatever its extension says' '
@@ -124,19 +141,30 @@ test_expect_success 'the OpenSubtitles hash is the size plus the 64-bit sums of 
 # The catalog of a scan, taken back to schema 2 as an older photoidx left
 # it: no 0003 columns, index or view, and no metadata for the movie.
 downgrade() {
-	sqlite3 -bail "$1" "DROP VIEW file_info; DROP INDEX files_sidecars;
+	sqlite3 -bail "$1" "UPDATE meta SET date_taken = NULL, date_tz = NULL, date_source = NULL WHERE lent & 1;
+		UPDATE meta SET gps_lat = NULL, gps_lon = NULL, gps_alt_m = NULL WHERE lent & 2;
+		DROP VIEW file_info; DROP INDEX files_sidecars; DROP INDEX files_with_sidecar;
+		ALTER TABLE files DROP COLUMN sidecar_id; ALTER TABLE meta DROP COLUMN lent;
 		ALTER TABLE meta DROP COLUMN duration_s; ALTER TABLE meta DROP COLUMN osdb_hash;" &&
 	sed -n "/^DROP VIEW file_info;/,\$ p" "$REPO/schema/0002-verify-quick.sql" | tail -n +2 | sqlite3 -bail "$1" &&
 	sqlite3 -bail "$1" "DELETE FROM meta WHERE file_id IN (SELECT id FROM files WHERE name = 'clip.mov');
 		UPDATE files SET recheck = 0; PRAGMA user_version = 2"
 }
 
-test_expect_success 'a catalog of schema 2 reads again the files whose formats it now understands' '
+test_expect_success 'a catalog of schema 2 reads again the files whose formats it now understands, not those found damaged' '
 	rm -f old.db && px scan --db old.db -q lib movies &&
 	downgrade old.db &&
 	test -z "$(sqlite3 old.db "select 1 from meta m join files f on f.id = m.file_id where f.name = \"clip.mov\"")" &&
+	sqlite3 -bail old.db "UPDATE files SET verify_state = '\''mismatch'\'', verified_at = 1, md5 = zeroblob(16)
+			WHERE name = '\''IMG_0001.jpg'\'';
+		UPDATE files SET verify_state = '\''ok'\'', verified_at = 12345 WHERE name = '\''clip.mov'\'';
+		UPDATE files SET media = '\''other'\'', mime = '\''text/xml'\'' WHERE name = '\''IMG_0001.jpg.xmp'\''" &&
 	px scan --db old.db --json lib movies >s.json &&
 	test "$(sqlite3 old.db "pragma user_version")" = 3 &&
+	test "$(sqlite3 old.db "select verify_state || hex(md5) from files where name = \"IMG_0001.jpg\"")" = \
+		mismatch00000000000000000000000000000000 &&
+	test "$(sqlite3 old.db "select verify_state || verified_at from files where name = \"clip.mov\"")" = ok12345 &&
+	test "$(sqlite3 old.db "select media from files where name = \"IMG_0001.jpg.xmp\"")" = sidecar &&
 	test "$(jq .changed s.json)" = 0 &&
 	test "$(jq .bytes_read s.json)" -ge 102544 &&
 	test "$(sqlite3 old.db "select duration_s from file_info where name = \"clip.mov\"")" = 4.5 &&
