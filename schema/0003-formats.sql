@@ -10,9 +10,9 @@ ALTER TABLE meta ADD COLUMN duration_s REAL;
 ALTER TABLE meta ADD COLUMN osdb_hash TEXT;
 
 -- An image, RAW file or video: the XMP sidecar beside it (files.id), by
--- name: IMG_1.CR2.xmp (darktable, digiKam) or IMG_1.xmp (Lightroom), in
--- any case, the longer name first; NULL without one.  Kept by the writer
--- for the directories each batch touches.
+-- name: IMG_1.CR2.xmp (darktable, digiKam) or IMG_1.xmp (Lightroom),
+-- .xmp or .XMP, the longer name first; NULL without one.  Kept by the
+-- writer, before each commit, for the files the batch wrote.
 ALTER TABLE files ADD COLUMN sidecar_id INTEGER REFERENCES files(id);
 -- What the file's meta row holds from its sidecar rather than its own
 -- content: bit 1, the date (date_taken, date_tz, date_source); bit 2, the
@@ -23,6 +23,7 @@ ALTER TABLE meta ADD COLUMN lent INTEGER NOT NULL DEFAULT 0;
 -- The lookups of sidecars in a directory.
 CREATE INDEX files_sidecars ON files (dir_id, name) WHERE media = 'sidecar' AND state <> 'missing';
 CREATE INDEX files_with_sidecar ON files (dir_id) WHERE sidecar_id IS NOT NULL;
+CREATE INDEX files_by_sidecar ON files (sidecar_id) WHERE sidecar_id IS NOT NULL;
 
 -- Files read before this version whose metadata photoidx can now read
 -- (RAW, HEIF, PNG, WebP, video, sidecars, including the XMP sidecars

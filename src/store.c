@@ -69,52 +69,70 @@ typedef enum {
 	ST_DIR_STAT,
 	ST_DIR_FILE_COUNTS,
 	ST_SUBDIRS,
-	ST_FILE_DIR,
+	ST_FILE_AT,
 	ST_SIDECAR_ANY,
+	ST_SIDECAR_IMAGES,
 	ST_SIDECAR_LINK,
-	ST_SIDECAR_UNLEND_DATE,
-	ST_SIDECAR_UNLEND_GPS,
-	ST_SIDECAR_META_ROWS,
-	ST_SIDECAR_LEND_DATE,
-	ST_SIDECAR_LEND_GPS,
+	ST_SIDECAR_UNLEND,
+	ST_SIDECAR_META_ROW,
+	ST_SIDECAR_LEND,
 	N_STATEMENTS
 } StatementId;
 
 static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
-	[ST_FILE_DIR] = "SELECT dir_id FROM files WHERE id = ?1",
-	/* sidecars (see relink()): a directory that has one, or had one */
+	[ST_FILE_AT] = "SELECT id, media FROM files WHERE dir_id = ?1 AND name = ?2",
+	/* sidecars (see relink()): whether a directory has one, or a file
+	 * linked to one */
 	[ST_SIDECAR_ANY] =
 		"SELECT EXISTS (SELECT 1 FROM files WHERE dir_id = ?1 AND media = 'sidecar' AND state <> 'missing')"
 		" OR EXISTS (SELECT 1 FROM files WHERE dir_id = ?1 AND sidecar_id IS NOT NULL)",
-	/* IMG_1.CR2.xmp (darktable, digiKam) or IMG_1.xmp (Lightroom), in any
-	 * case; the longer name wins */
+	/* the files sidecar ?1 (named ?3, "?4.xmp") is, or may be, the
+	 * sidecar of: those linked to it, the one named ?4 (IMG_1.CR2.xmp),
+	 * those named ?4 plus an extension (IMG_1.xmp) */
+	[ST_SIDECAR_IMAGES] =
+		"SELECT id FROM files WHERE sidecar_id = ?1"
+		" UNION SELECT id FROM files WHERE dir_id = ?2 AND media IN ('image', 'raw', 'video')"
+		" AND (name = ?4 OR (name > ?4 || '.' AND name < ?4 || '/'))",
+	/* IMG_1.CR2.xmp (darktable, digiKam) or IMG_1.xmp (Lightroom), .xmp
+	 * or .XMP; the longer name wins; each name looked up in the index */
 	[ST_SIDECAR_LINK] =
 		"UPDATE files SET sidecar_id = (SELECT x.id FROM files x"
 		"  WHERE x.dir_id = files.dir_id AND x.media = 'sidecar' AND x.state <> 'missing'"
-		"  AND lower(x.name) IN (lower(files.name) || '.xmp',"
+		"  AND x.name IN (files.name || '.xmp', files.name || '.XMP',"
 		"   CASE WHEN instr(substr(files.name, 2), '.') > 0"
-		"   THEN lower(rtrim(files.name, replace(files.name, '.', ''))) || 'xmp' END)"
+		"   THEN rtrim(files.name, replace(files.name, '.', '')) || 'xmp' END,"
+		"   CASE WHEN instr(substr(files.name, 2), '.') > 0"
+		"   THEN rtrim(files.name, replace(files.name, '.', '')) || 'XMP' END)"
 		"  ORDER BY length(x.name) DESC, x.id LIMIT 1)"
-		" WHERE dir_id = ?1 AND media IN ('image', 'raw', 'video')",
-	[ST_SIDECAR_UNLEND_DATE] =
-		"UPDATE meta SET date_taken = NULL, date_tz = NULL, date_source = NULL, lent = lent & ~1"
-		" WHERE lent & 1 AND file_id IN (SELECT id FROM files WHERE dir_id = ?1)",
-	[ST_SIDECAR_UNLEND_GPS] =
-		"UPDATE meta SET gps_lat = NULL, gps_lon = NULL, gps_alt_m = NULL, lent = lent & ~2"
-		" WHERE lent & 2 AND file_id IN (SELECT id FROM files WHERE dir_id = ?1)",
-	[ST_SIDECAR_META_ROWS] =
-		"INSERT OR IGNORE INTO meta (file_id) SELECT id FROM files WHERE dir_id = ?1 AND sidecar_id IS NOT NULL",
-	[ST_SIDECAR_LEND_DATE] =
-		"UPDATE meta SET date_taken = x.date_taken, date_tz = x.date_tz,"
-		" date_source = 'sidecar ' || coalesce(x.date_source, ''), lent = meta.lent | 1"
+		" WHERE id = ?1 AND media IN ('image', 'raw', 'video')",
+	/* what was lent is taken back ... */
+	[ST_SIDECAR_UNLEND] =
+		"UPDATE meta SET date_taken = CASE WHEN lent & 1 THEN NULL ELSE date_taken END,"
+		" date_tz = CASE WHEN lent & 1 THEN NULL ELSE date_tz END,"
+		" date_source = CASE WHEN lent & 1 THEN NULL ELSE date_source END,"
+		" gps_lat = CASE WHEN lent & 2 THEN NULL ELSE gps_lat END,"
+		" gps_lon = CASE WHEN lent & 2 THEN NULL ELSE gps_lon END,"
+		" gps_alt_m = CASE WHEN lent & 2 THEN NULL ELSE gps_alt_m END, lent = 0"
+		" WHERE file_id = ?1 AND lent <> 0",
+	[ST_SIDECAR_META_ROW] =
+		"INSERT OR IGNORE INTO meta (file_id) SELECT id FROM files WHERE id = ?1 AND sidecar_id IS NOT NULL",
+	/* ... and lent again from the sidecar now linked, where the file has
+	 * no date (bit 1) or no position (bit 2) of its own */
+	[ST_SIDECAR_LEND] =
+		"UPDATE meta SET"
+		" lent = (meta.date_taken IS NULL AND x.date_taken IS NOT NULL)"
+		"  | ((meta.gps_lat IS NULL AND meta.gps_lon IS NULL AND x.gps_lat IS NOT NULL AND x.gps_lon IS NOT NULL) << 1),"
+		" date_taken = coalesce(meta.date_taken, x.date_taken),"
+		" date_tz = CASE WHEN meta.date_taken IS NULL THEN x.date_tz ELSE meta.date_tz END,"
+		" date_source = CASE WHEN meta.date_taken IS NULL AND x.date_taken IS NOT NULL"
+		"  THEN 'sidecar ' || coalesce(x.date_source, '') ELSE meta.date_source END,"
+		" gps_lat = CASE WHEN meta.gps_lat IS NULL AND meta.gps_lon IS NULL THEN x.gps_lat ELSE meta.gps_lat END,"
+		" gps_lon = CASE WHEN meta.gps_lat IS NULL AND meta.gps_lon IS NULL THEN x.gps_lon ELSE meta.gps_lon END,"
+		" gps_alt_m = CASE WHEN meta.gps_lat IS NULL AND meta.gps_lon IS NULL AND x.gps_lat IS NOT NULL"
+		"  THEN x.gps_alt_m ELSE meta.gps_alt_m END"
 		" FROM files f JOIN meta x ON x.file_id = f.sidecar_id"
-		" WHERE meta.file_id = f.id AND f.dir_id = ?1 AND meta.date_taken IS NULL AND x.date_taken IS NOT NULL",
-	[ST_SIDECAR_LEND_GPS] =
-		"UPDATE meta SET gps_lat = x.gps_lat, gps_lon = x.gps_lon, gps_alt_m = x.gps_alt_m, lent = meta.lent | 2"
-		" FROM files f JOIN meta x ON x.file_id = f.sidecar_id"
-		" WHERE meta.file_id = f.id AND f.dir_id = ?1 AND meta.gps_lat IS NULL AND meta.gps_lon IS NULL"
-		" AND x.gps_lat IS NOT NULL AND x.gps_lon IS NOT NULL",
+		" WHERE f.id = ?1 AND meta.file_id = ?1",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
 	[ST_DIR_UPSERT] =
@@ -220,8 +238,8 @@ struct PixStore {
 	gint64 now_s;           /* timestamp of the current batch */
 	gint64 counts[PIX_N_COUNTERS]; /* counted in the open batch, published
 	                           to log.h's counters when it commits */
-	GArray *dirty_dirs;     /* gint64: directories whose files the open
-	                           batch changed, for relink() at commit */
+	GArray *dirty;          /* Dirty: the paths of the files the open
+	                           batch wrote, for relink() at commit */
 };
 
 static gboolean store_check(PixStore *s)
@@ -651,8 +669,8 @@ void pix_store_free(PixStore *s)
 	g_strfreev(s->roots);
 	if (s->rates != NULL)
 		g_array_free(s->rates, TRUE);
-	if (s->dirty_dirs != NULL)
-		g_array_free(s->dirty_dirs, TRUE);
+	if (s->dirty != NULL)
+		g_array_free(s->dirty, TRUE);
 	g_free(s->path);
 	g_free(s);
 }
@@ -678,88 +696,140 @@ static void rollback_batch(PixStore *s)
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	s->in_batch = FALSE;
 	memset(s->counts, 0, sizeof s->counts);
-	if (s->dirty_dirs != NULL)
-		g_array_set_size(s->dirty_dirs, 0);
+	if (s->dirty != NULL)
+		g_array_set_size(s->dirty, 0);
 }
 
-/* The batch changed the files of directory `dir_id` (0: none). */
-static void mark_dirty(PixStore *s, gint64 dir_id)
+/* A file the batch wrote, by its path (its row id may be new). */
+typedef struct {
+	gint64 dir_id;
+	char *name;             /* bytes (owned) */
+} Dirty;
+
+static void dirty_clear(gpointer p)
 {
-	if (dir_id <= 0)
-		return;
-	if (s->dirty_dirs == NULL)
-		s->dirty_dirs = g_array_new(FALSE, FALSE, sizeof(gint64));
-	guint n = s->dirty_dirs->len;
-	if (n == 0 || g_array_index(s->dirty_dirs, gint64, n - 1) != dir_id)
-		g_array_append_val(s->dirty_dirs, dir_id);
+	g_free(((Dirty *)p)->name);
 }
 
-/* Marks dirty the directory row `file_id` is in now (before it moves). */
-static gboolean mark_dirty_file(PixStore *s, gint64 file_id, GError **error)
+static void mark_dirty(PixStore *s, const PixItem *item)
 {
-	sqlite3_stmt *st = stmt(s, ST_FILE_DIR, error);
-	if (st == NULL)
-		return FALSE;
-	sqlite3_bind_int64(st, 1, file_id);
-	int rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		mark_dirty(s, sqlite3_column_int64(st, 0));
-	else if (rc != SQLITE_DONE)
-		return step_done(s, st, "cannot read a file's directory", error);
-	sqlite3_reset(st);
-	return TRUE;
+	if (s->dirty == NULL) {
+		s->dirty = g_array_new(FALSE, FALSE, sizeof(Dirty));
+		g_array_set_clear_func(s->dirty, dirty_clear);
+	}
+	Dirty d = { item->dir->id, g_strdup(item->name) };
+	g_array_append_val(s->dirty, d);
 }
 
-static int compare_ids(gconstpointer a, gconstpointer b)
-{
-	gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Runs statement `id` with directory `dir_id` bound. */
-static gboolean run_for_dir(PixStore *s, StatementId id, gint64 dir_id, GError **error)
+/* Runs statement `id` with `v` bound to ?1. */
+static gboolean run_with(PixStore *s, StatementId id, gint64 v, GError **error)
 {
 	sqlite3_stmt *st = stmt(s, id, error);
 	if (st == NULL)
 		return FALSE;
-	sqlite3_bind_int64(st, 1, dir_id);
-	return step_done(s, st, "cannot link sidecars", error);
+	sqlite3_bind_int64(st, 1, v);
+	return step_done(s, st, "cannot link a sidecar", error);
+}
+
+/* Links image `id` to its sidecar, and lends what it lacks. */
+static gboolean relink_image(PixStore *s, gint64 id, GError **error)
+{
+	static const StatementId steps[] = {
+		ST_SIDECAR_LINK, ST_SIDECAR_UNLEND, ST_SIDECAR_META_ROW, ST_SIDECAR_LEND,
+	};
+	for (guint k = 0; k < G_N_ELEMENTS(steps); k++)
+		if (!run_with(s, steps[k], id, error))
+			return FALSE;
+	return TRUE;
+}
+
+/* A single-value query: its integer, or -1 without a row. */
+static gboolean query_int(PixStore *s, sqlite3_stmt *st, gint64 *out, GError **error)
+{
+	int rc = sqlite3_step(st);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return step_done(s, st, "cannot look for sidecars", error);
+	sqlite3_reset(st);
+	return TRUE;
 }
 
 /*
- * Links the XMP sidecars of the batch's dirty directories to their images
- * (files.sidecar_id) and lends an image the sidecar's date and position
- * when it has none of its own (meta.lent says what was lent, so it is
- * taken back when the sidecar goes, changes or the image gets its own).
- * Run before each commit; a directory with no sidecar, now or before,
- * costs one index lookup.
+ * Links XMP sidecars to their images (files.sidecar_id) and lends an image
+ * the sidecar's date and position when it has none of its own (meta.lent
+ * says what was lent, so it is taken back when the sidecar goes, changes
+ * or the image gets its own), for the files the batch wrote: an image is
+ * linked again; a sidecar links again the files linked to it and those its
+ * name fits.  Run before each commit.  A file in a directory with no
+ * sidecar and no linked file costs one lookup (cached per directory).
  */
 static gboolean relink(PixStore *s, GError **error)
 {
-	static const StatementId steps[] = {
-		ST_SIDECAR_LINK, ST_SIDECAR_UNLEND_DATE, ST_SIDECAR_UNLEND_GPS,
-		ST_SIDECAR_META_ROWS, ST_SIDECAR_LEND_DATE, ST_SIDECAR_LEND_GPS,
-	};
-	if (s->dirty_dirs == NULL || s->dirty_dirs->len == 0)
+	if (s->dirty == NULL || s->dirty->len == 0)
 		return TRUE;
-	g_array_sort(s->dirty_dirs, compare_ids);
-	for (guint i = 0; i < s->dirty_dirs->len; i++) {
-		gint64 dir_id = g_array_index(s->dirty_dirs, gint64, i);
-		if (i > 0 && dir_id == g_array_index(s->dirty_dirs, gint64, i - 1))
+	g_autoptr(GHashTable) has_any = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	g_autoptr(GHashTable) images = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	for (guint i = 0; i < s->dirty->len; i++) {
+		const Dirty *d = &g_array_index(s->dirty, Dirty, i);
+		gint64 any;
+		gpointer cached = g_hash_table_lookup(has_any, &d->dir_id);
+		if (cached != NULL) {
+			any = GPOINTER_TO_INT(cached) - 1;
+		} else {
+			sqlite3_stmt *st = stmt(s, ST_SIDECAR_ANY, error);
+			if (st == NULL)
+				return FALSE;
+			sqlite3_bind_int64(st, 1, d->dir_id);
+			if (!query_int(s, st, &any, error))
+				return FALSE;
+			g_hash_table_insert(has_any, g_memdup2(&d->dir_id, sizeof d->dir_id), GINT_TO_POINTER((int)any + 1));
+		}
+		if (any <= 0)
 			continue;
-		sqlite3_stmt *st = stmt(s, ST_SIDECAR_ANY, error);
+		sqlite3_stmt *at = stmt(s, ST_FILE_AT, error);
+		if (at == NULL)
+			return FALSE;
+		sqlite3_bind_int64(at, 1, d->dir_id);
+		bind_path(at, 2, d->name);
+		if (sqlite3_step(at) != SQLITE_ROW) {
+			sqlite3_reset(at);
+			continue;       /* gone (a move that lost to a copy) */
+		}
+		gint64 id = sqlite3_column_int64(at, 0);
+		gboolean is_sidecar = g_strcmp0((const char *)sqlite3_column_text(at, 1), "sidecar") == 0;
+		sqlite3_reset(at);
+		if (!is_sidecar) {
+			g_hash_table_add(images, g_memdup2(&id, sizeof id));
+			continue;
+		}
+		/* IMG_1.CR2.xmp: the files it may belong to start with IMG_1.CR2 */
+		gsize len = strlen(d->name);
+		if (len <= 4 || g_ascii_strcasecmp(d->name + len - 4, ".xmp") != 0)
+			continue;
+		g_autofree char *stem = g_strndup(d->name, len - 4);
+		sqlite3_stmt *st = stmt(s, ST_SIDECAR_IMAGES, error);
 		if (st == NULL)
 			return FALSE;
-		sqlite3_bind_int64(st, 1, dir_id);
-		if (sqlite3_step(st) != SQLITE_ROW)
-			return step_done(s, st, "cannot look for sidecars", error);
-		gboolean has_any = sqlite3_column_int(st, 0) != 0;
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, d->dir_id);
+		bind_path(st, 4, stem);
+		int rc;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			gint64 image = sqlite3_column_int64(st, 0);
+			g_hash_table_add(images, g_memdup2(&image, sizeof image));
+		}
+		if (rc != SQLITE_DONE)
+			return step_done(s, st, "cannot look for a sidecar's images", error);
 		sqlite3_reset(st);
-		for (guint k = 0; has_any && k < G_N_ELEMENTS(steps); k++)
-			if (!run_for_dir(s, steps[k], dir_id, error))
-				return FALSE;
 	}
-	g_array_set_size(s->dirty_dirs, 0);
+	/* each once, even when it and its sidecar were both written */
+	GHashTableIter iter;
+	gpointer key;
+	g_hash_table_iter_init(&iter, images);
+	while (g_hash_table_iter_next(&iter, &key, NULL))
+		if (!relink_image(s, *(gint64 *)key, error))
+			return FALSE;
+	g_array_set_size(s->dirty, 0);
 	return TRUE;
 }
 
@@ -1117,8 +1187,6 @@ static PixFileRow *find_moved_by_md5(PixStore *s, const PixItem *item, GError **
  * stat and content. */
 static gboolean take_over(PixStore *s, PixItem *item, const PixFileRow *row, GError **error)
 {
-	if (!mark_dirty_file(s, row->id, error))
-		return FALSE;
 	sqlite3_stmt *st = stmt(s, ST_FILE_TAKE_OVER, error);
 	if (st == NULL)
 		return FALSE;
@@ -1325,13 +1393,9 @@ static gboolean store_put(PixStore *s, PixItem *item, gboolean is_unmatched, GEr
 	g_assert(store_check(s) && s->mode == PIX_STORE_WRITE);
 	if (!begin_batch(s, error))
 		return FALSE;
-	/* a file leaving a directory changes that directory's sidecar links */
-	if (item->action == PIX_ACT_MOVE && !mark_dirty_file(s, item->row_id, error)) {
-		rollback_batch(s);
-		return FALSE;
-	}
+	/* what the file's sidecar links may now be (see relink()) */
 	if (item->action != PIX_ACT_DIR && item->action != PIX_ACT_DIR_MISSING && item->action != PIX_ACT_VERIFY)
-		mark_dirty(s, item->dir->id);
+		mark_dirty(s, item);
 	switch (item->action) {
 	case PIX_ACT_DIR:
 	case PIX_ACT_DIR_MISSING:

@@ -143,7 +143,7 @@ test_expect_success 'the OpenSubtitles hash is the size plus the 64-bit sums of 
 downgrade() {
 	sqlite3 -bail "$1" "UPDATE meta SET date_taken = NULL, date_tz = NULL, date_source = NULL WHERE lent & 1;
 		UPDATE meta SET gps_lat = NULL, gps_lon = NULL, gps_alt_m = NULL WHERE lent & 2;
-		DROP VIEW file_info; DROP INDEX files_sidecars; DROP INDEX files_with_sidecar;
+		DROP VIEW file_info; DROP INDEX files_sidecars; DROP INDEX files_with_sidecar; DROP INDEX files_by_sidecar;
 		ALTER TABLE files DROP COLUMN sidecar_id; ALTER TABLE meta DROP COLUMN lent;
 		ALTER TABLE meta DROP COLUMN duration_s; ALTER TABLE meta DROP COLUMN osdb_hash;" &&
 	sed -n "/^DROP VIEW file_info;/,\$ p" "$REPO/schema/0002-verify-quick.sql" | tail -n +2 | sqlite3 -bail "$1" &&
