@@ -15,6 +15,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "exif.h"
+#include "meta.h"
 
 #include <libexif/exif-data.h>
 #include <libexif/exif-log.h>
@@ -153,34 +154,19 @@ void pix_exif_set_string(char **field, char *value)
 		g_free(value);
 }
 
-/* The number in `len` digits at `s`, or -1. */
-static int digits(const char *s, int len)
-{
-	int v = 0;
-	for (int i = 0; i < len; i++) {
-		if (!g_ascii_isdigit(s[i]))
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	return v;
-}
-
 /* "YYYY:MM:DD HH:MM:SS" (or with '-' in the date, or without seconds) as
- * ISO 8601 "YYYY-MM-DDTHH:MM:SS"; NULL for blanks, zeros and garbage. */
+ * ISO 8601 "YYYY-MM-DDTHH:MM:SS"; NULL for blanks, zeros and garbage.
+ * What follows the seconds (some cameras pad) is ignored. */
 static char *parse_date(const char *s)
 {
-	if (s == NULL || strlen(s) < 16)
+	char head[20];
+	char *iso = NULL;
+	if (s == NULL || strlen(s) < 16 || s[10] != ' ')
 		return NULL;
-	char sep = s[4];
-	if ((sep != ':' && sep != '-') || s[7] != sep || s[10] != ' ' || s[13] != ':')
-		return NULL;
-	int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
-	int h = digits(s + 11, 2), mi = digits(s + 14, 2), sec = 0;
-	if (s[16] == ':' && (sec = digits(s + 17, 2)) < 0)
-		return NULL;
-	if (y < 1800 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec > 60)
-		return NULL;
-	return g_strdup_printf("%04d-%02d-%02dT%02d:%02d:%02d", y, mo, d, h, mi, sec);
+	g_strlcpy(head, s, sizeof head);
+	if (strlen(head) > 16 && head[16] != ':')
+		head[16] = '\0';       /* without seconds: what follows the minutes */
+	return pix_meta_parse_date(head, &iso, NULL) ? iso : NULL;
 }
 
 /* "+HH:MM" / "-HH:MM", validated; NULL otherwise. */
@@ -188,7 +174,7 @@ static char *parse_offset(const char *s)
 {
 	if (s == NULL || strlen(s) != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':')
 		return NULL;
-	int h = digits(s + 1, 2), m = digits(s + 4, 2);
+	int h = pix_meta_digits(s + 1, 2), m = pix_meta_digits(s + 4, 2);
 	if (h < 0 || h > 14 || m < 0 || m > 59)
 		return NULL;
 	return g_strdup_printf("%c%02d:%02d", s[0], h, m);

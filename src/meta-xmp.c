@@ -174,8 +174,7 @@ static gboolean parse_int(const char *s, gint64 min, gint64 max, gint64 *out)
 	return TRUE;
 }
 
-/* The number in `len` digits at `s`, or -1. */
-static int digits(const char *s, int len)
+int pix_meta_digits(const char *s, int len)
 {
 	int v = 0;
 	for (int i = 0; i < len; i++) {
@@ -193,13 +192,13 @@ gboolean pix_meta_parse_date(const char *s, char **date, char **tz)
 	char sep = s[4];
 	if ((sep != '-' && sep != ':') || s[7] != sep || (s[10] != 'T' && s[10] != ' ') || s[13] != ':')
 		return FALSE;
-	int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
-	int h = digits(s + 11, 2), mi = digits(s + 14, 2), sec = 0;
+	int y = pix_meta_digits(s, 4), mo = pix_meta_digits(s + 5, 2), d = pix_meta_digits(s + 8, 2);
+	int h = pix_meta_digits(s + 11, 2), mi = pix_meta_digits(s + 14, 2), sec = 0;
 	const char *p = s + 16;
 	const char *frac = NULL;
 	int frac_len = 0;
 	if (*p == ':') {
-		if ((sec = digits(p + 1, 2)) < 0)
+		if ((sec = pix_meta_digits(p + 1, 2)) < 0)
 			return FALSE;
 		p += 3;
 		if (*p == '.' || *p == ',') {
@@ -220,12 +219,12 @@ gboolean pix_meta_parse_date(const char *s, char **date, char **tz)
 		p++;
 	} else if (*p == '+' || *p == '-') {
 		off_sign = *p;
-		if ((off_h = digits(p + 1, 2)) < 0)
+		if ((off_h = pix_meta_digits(p + 1, 2)) < 0)
 			return FALSE;
 		p += 3;
 		if (*p == ':')
 			p++;
-		if ((off_m = digits(p, 2)) < 0 || off_h > 14 || off_m > 59)
+		if ((off_m = pix_meta_digits(p, 2)) < 0 || off_h > 14 || off_m > 59)
 			return FALSE;
 		p += 2;
 	}

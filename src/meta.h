@@ -98,6 +98,8 @@ void pix_meta_read_xmp(const guint8 *xmp, gsize len, PixMeta *m);
  * (both transfer full; pass NULL to only check).
  */
 gboolean pix_meta_parse_date(const char *s, char **date, char **tz);
+/* The number in `len` decimal digits at `s`, or -1 when one is not a digit. */
+int pix_meta_digits(const char *s, int len);
 
 /* A JPEG's structure, read as a stream of marker segments. */
 typedef struct PixJpegParser PixJpegParser;
