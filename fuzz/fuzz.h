@@ -278,6 +278,8 @@ static inline void fuzz_png(const guint8 *data, gsize size) { fuzz_container(&pi
 static inline void fuzz_riff(const guint8 *data, gsize size) { fuzz_container(&pix_container_riff, data, size); }
 static inline void fuzz_raf(const guint8 *data, gsize size) { fuzz_container(&pix_container_raf, data, size); }
 static inline void fuzz_mrw(const guint8 *data, gsize size) { fuzz_container(&pix_container_mrw, data, size); }
+static inline void fuzz_crw(const guint8 *data, gsize size) { fuzz_container(&pix_container_crw, data, size); }
+static inline void fuzz_x3f(const guint8 *data, gsize size) { fuzz_container(&pix_container_x3f, data, size); }
 
 /* The targets by name, for tests/unit/test-fuzz-regressions.c. */
 typedef struct {
@@ -288,7 +290,7 @@ typedef struct {
 static const FuzzTarget fuzz_targets[] G_GNUC_UNUSED = {
 	{ "jpeg", fuzz_jpeg }, { "tiff", fuzz_tiff }, { "meta", fuzz_meta }, { "bmff", fuzz_bmff },
 	{ "png", fuzz_png }, { "riff", fuzz_riff }, { "raf", fuzz_raf }, { "mrw", fuzz_mrw },
-	{ "xmp", fuzz_xmp },
+	{ "crw", fuzz_crw }, { "x3f", fuzz_x3f }, { "xmp", fuzz_xmp },
 };
 
 /* A target's libFuzzer entry points. */

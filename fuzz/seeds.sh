@@ -19,7 +19,7 @@ samples=${PIX_SAMPLES:-../shared/samples}
 seeds=$build/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"
-for t in jpeg tiff meta bmff png riff raf mrw xmp; do
+for t in jpeg tiff meta bmff png riff raf mrw crw x3f xmp; do
 	mkdir -p "$seeds/$t"
 done
 
@@ -33,6 +33,8 @@ target_of() {
 	52494646????????57454250* | 52494646????????41564920*) echo riff ;;
 	46554a4946494c4d4343442d524157*) echo raf ;;
 	004d524d*) echo mrw ;;
+	49491a0000004845415043434452* | 4d4d001a0000004845415043434452*) echo crw ;;
+	464f5662*) echo x3f ;;
 	ff0a* | 0000000c4a584c20*) echo bmff ;;
 	????????66747970* | ????????6d6f6f76* | ????????6d646174* | ????????77696465* | ????????66726565* | \
 		????????736b6970* | ????????706e6f74*) echo bmff ;;
