@@ -875,7 +875,8 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 	if (!begin_batch(s, error))
 		return FALSE;
 
-	g_autoptr(sqlite3_stmt) killed = NULL, scan = NULL, root = NULL;
+	/* every auto-cleaned statement is declared before the first goto */
+	g_autoptr(sqlite3_stmt) killed = NULL, scan = NULL, root = NULL, rows = NULL;
 	s->is_verify = strcmp(command, "verify") == 0;
 	int rc = sqlite3_prepare_v2(s->db, "UPDATE scans SET state = 'killed' WHERE state = 'running'", -1, &killed, NULL);
 	if (rc == SQLITE_OK)
@@ -897,7 +898,6 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 	if (!step_done(s, scan, "cannot record the scan", error))
 		goto fail;
 	s->scan_id = sqlite3_last_insert_rowid(s->db);
-	g_autoptr(sqlite3_stmt) rows = NULL;
 	rc = sqlite3_prepare_v2(s->db, "SELECT coalesce(max(id), 0) FROM files", -1, &rows, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(rows);
