@@ -1,15 +1,19 @@
 /*
  * meta.c: recognises a file's format from its first bytes and hands the
- * stream to the parser for that container (see meta.h).
+ * stream to the parser for it: the JPEG stream parser (meta-jpeg.c), or a
+ * PixContainer (meta-*.c) through a PixStream (stream.c).  Also what the
+ * containers share: a TIFF block's fields (pix_meta_read_tiff()) and a
+ * video's OpenSubtitles hash.
  *
  * Reads the bytes it is fed; writes the item's mime, media and meta at the
  * end.  Runs on a hash thread.
  *
  * Invariants:
  *  1. The format is decided once, from the first HEAD_BYTES bytes (or all
- *     of a shorter file), never from the name.
- *  2. Memory per parser is bounded: HEAD_BYTES plus what the container
- *     parser keeps (see meta-jpeg.c).
+ *     of a shorter file), never from the name; a container may only make
+ *     the type more precise afterwards (a TIFF that holds a RAW image).
+ *  2. Memory per parser is bounded: HEAD_BYTES plus what the JPEG parser
+ *     or the stream and its container keep (see their limits).
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "meta.h"
