@@ -11,16 +11,20 @@
  * the boxes that hold metadata and skips the rest (media data, sample
  * tables) without keeping a byte of them:
  *  - images (HEIF, AVIF): the top-level 'meta' box whole (iinf, iloc,
- *    pitm, iprp); then the extents of its 'Exif' item (usually in 'mdat',
- *    after 'meta'; when it lies before, it is found only if kept) and the
- *    primary item's 'ispe' for the pixel size;
+ *    pitm, iprp); then the extents of its 'Exif' and XMP items (usually in
+ *    'mdat', after 'meta'; one that lies before it went by unkept), put
+ *    together, and the primary item's 'ispe' for the pixel size;
  *  - CR3: the Canon 'uuid' box in 'moov', whose CMT1, CMT2 and CMT4 boxes
  *    are TIFF blocks for IFD0, the Exif IFD and the GPS IFD;
  *  - video: 'mvhd' (creation date, duration), each track's 'tkhd' (size)
  *    and 'hdlr' (which track is video), 'udta' ('(c)xyz' position,
  *    '(c)mak', '(c)mod') and QuickTime's 'meta' keys ('mdta' location,
- *    make, model, creationdate);
- *  - JPEG XL: 'Exif' and 'xml ' boxes, and the size in the codestream.
+ *    make, model, creationdate; the 'ilst' items one by one, so cover art
+ *    of any size is skipped);
+ *  - JPEG XL: 'Exif' and 'xml ' boxes, and the size in the first bytes of
+ *    the codestream.
+ * A box too large for metadata (over MAX_LEAF) is left unread, not called
+ * damage; after MAX_HEADERS boxes (a long fragmented movie) the walk stops.
  *
  * The video date is the movie header's creation time, which the format
  * defines as UTC; when Apple's creationdate gives the local offset, the
