@@ -94,6 +94,17 @@ test_expect_success 'a directory renamed within the tree keeps its records and i
 	test "$(q "select count(*) from file_info where dir = '\''$TRASH/lib/card'\'' and state <> '\''missing'\''")" = 0
 '
 
+test_expect_success 'a sidecar written beside a watched image lends it its date at once, and takes it back' '
+	mkdir lib/dt && "$MKFIXTURE" jpeg lib/dt/IMG_1.jpg --make Cam &&
+	wait_for "select make from file_info where name = '\''IMG_1.jpg'\''" Cam &&
+	printf "%s\n" "<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\">" \
+		"<rdf:Description xmlns:exif=\"http://ns.adobe.com/exif/1.0/\" exif:DateTimeOriginal=\"2020-05-05T05:05:05\"/>" \
+		"</rdf:RDF></x:xmpmeta>" >lib/dt/IMG_1.jpg.xmp &&
+	wait_for "select date_taken from file_info where name = '\''IMG_1.jpg'\''" 2020-05-05T05:05:05 &&
+	rm lib/dt/IMG_1.jpg.xmp &&
+	wait_for "select coalesce(date_taken, '\''none'\'') from file_info where name = '\''IMG_1.jpg'\''" none
+'
+
 test_expect_success 'SIGTERM commits and ends the session (exit 130), the catalog sound' '
 	stop_watch && echo "exit $(cat watch.rc); scans: $(q "select group_concat(command || state) from scans")" &&
 	test "$(cat watch.rc)" = 130 &&
