@@ -79,6 +79,10 @@ typedef enum {
 	N_STATEMENTS
 } StatementId;
 
+/* A name built from files.name, of its type: SQL's || makes TEXT, and a
+ * name that is not UTF-8 is stored as a BLOB, which no TEXT equals. */
+#define SAME_TYPE(expr) "CASE WHEN typeof(files.name) = 'blob' THEN CAST(" expr " AS BLOB) ELSE " expr " END"
+
 static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_FILE_AT] = "SELECT id, media FROM files WHERE dir_id = ?1 AND name = ?2",
@@ -87,23 +91,24 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_SIDECAR_ANY] =
 		"SELECT EXISTS (SELECT 1 FROM files WHERE dir_id = ?1 AND media = 'sidecar' AND state <> 'missing')"
 		" OR EXISTS (SELECT 1 FROM files WHERE dir_id = ?1 AND sidecar_id IS NOT NULL)",
-	/* the files sidecar ?1 (named ?3, "?4.xmp") is, or may be, the
-	 * sidecar of: those linked to it, the one named ?4 (IMG_1.CR2.xmp),
-	 * those named ?4 plus an extension (IMG_1.xmp) */
+	/* the files sidecar ?1 ("?4.xmp") is, or may be, the sidecar of: those
+	 * linked to it, the one named ?4 (IMG_1.CR2.xmp), those named ?4 plus
+	 * an extension (IMG_1.xmp: between ?5 = "?4." and ?6 = "?4/"); names
+	 * bound as the table stores them (BLOB when not UTF-8) */
 	[ST_SIDECAR_IMAGES] =
 		"SELECT id FROM files WHERE sidecar_id = ?1"
 		" UNION SELECT id FROM files WHERE dir_id = ?2 AND media IN ('image', 'raw', 'video')"
-		" AND (name = ?4 OR (name > ?4 || '.' AND name < ?4 || '/'))",
+		" AND (name = ?4 OR (name > ?5 AND name < ?6))",
 	/* IMG_1.CR2.xmp (darktable, digiKam) or IMG_1.xmp (Lightroom), .xmp
 	 * or .XMP; the longer name wins; each name looked up in the index */
 	[ST_SIDECAR_LINK] =
 		"UPDATE files SET sidecar_id = (SELECT x.id FROM files x"
 		"  WHERE x.dir_id = files.dir_id AND x.media = 'sidecar' AND x.state <> 'missing'"
-		"  AND x.name IN (files.name || '.xmp', files.name || '.XMP',"
+		"  AND x.name IN (" SAME_TYPE("files.name || '.xmp'") ", " SAME_TYPE("files.name || '.XMP'") ","
 		"   CASE WHEN instr(substr(files.name, 2), '.') > 0"
-		"   THEN rtrim(files.name, replace(files.name, '.', '')) || 'xmp' END,"
+		"   THEN " SAME_TYPE("rtrim(files.name, replace(files.name, '.', '')) || 'xmp'") " END,"
 		"   CASE WHEN instr(substr(files.name, 2), '.') > 0"
-		"   THEN rtrim(files.name, replace(files.name, '.', '')) || 'XMP' END)"
+		"   THEN " SAME_TYPE("rtrim(files.name, replace(files.name, '.', '')) || 'XMP'") " END)"
 		"  ORDER BY length(x.name) DESC, x.id LIMIT 1)"
 		" WHERE id = ?1 AND media IN ('image', 'raw', 'video')",
 	/* what was lent is taken back ... */
@@ -812,7 +817,10 @@ static gboolean relink(PixStore *s, GError **error)
 			return FALSE;
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, d->dir_id);
+		g_autofree char *after = g_strconcat(stem, ".", NULL), *past = g_strconcat(stem, "/", NULL);
 		bind_path(st, 4, stem);
+		bind_path(st, 5, after);
+		bind_path(st, 6, past);
 		int rc;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			gint64 image = sqlite3_column_int64(st, 0);

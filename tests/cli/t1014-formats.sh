@@ -78,6 +78,14 @@ test_expect_success 'a sidecar written after its image lends at once; one edited
 	test "$(q "select lent from meta m join files f on f.id = m.file_id where f.name = \"IMG_0004.jpg\"")" = 0
 '
 
+test_expect_success 'a sidecar beside an image whose name is not UTF-8 is linked too' '
+	mkdir bytes && name=$(printf "Caf\351") &&
+	mkfix jpeg "bytes/$name.jpg" && xmp 2024-04-04T04:04:04 >"bytes/$name.xmp" && age bytes &&
+	px scan --db "$DB" -q bytes &&
+	test "$(q "select typeof(name) || \" \" || date_taken from file_info where dir = \"$TRASH/bytes\" and media = \"image\"")" = \
+		"blob 2024-04-04T04:04:04"
+'
+
 test_expect_success 'a date filter on file_info uses the date index' '
 	q "explain query plan select path from file_info where date_taken between \"2021-01-01\" and \"2022-01-01\"" >plan &&
 	grep -q "meta_by_date" plan
