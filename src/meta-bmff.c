@@ -41,6 +41,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "meta.h"
+#include "exif.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -325,13 +326,6 @@ static char *text_of(const guint8 *p, gsize len)
 	return g_steal_pointer(&t);
 }
 
-static void set_once(char **field, char *value)
-{
-	if (*field == NULL)
-		*field = value;
-	else
-		g_free(value);
-}
 
 /* A QuickTime user-data text atom: 16-bit length, 16-bit language, text. */
 static char *udta_text(const guint8 *p, gsize len)
@@ -374,11 +368,11 @@ static void read_ilst_item(Bmff *b, guint32 key, const guint8 *item, gsize item_
 	if (g_str_equal(name, "com.apple.quicktime.location.ISO6709"))
 		read_iso6709(b, value);
 	else if (g_str_equal(name, "com.apple.quicktime.make"))
-		set_once(&b->make, g_steal_pointer(&value));
+		pix_exif_set_string(&b->make, g_steal_pointer(&value));
 	else if (g_str_equal(name, "com.apple.quicktime.model"))
-		set_once(&b->model, g_steal_pointer(&value));
+		pix_exif_set_string(&b->model, g_steal_pointer(&value));
 	else if (g_str_equal(name, "com.apple.quicktime.creationdate"))
-		set_once(&b->apple_date, g_steal_pointer(&value));
+		pix_exif_set_string(&b->apple_date, g_steal_pointer(&value));
 	g_free(value);
 }
 
@@ -549,15 +543,21 @@ static void read_iprp(Bmff *b, const guint8 *p, gsize len)
 	g_array_free(props, TRUE);
 }
 
-/* The Exif item, whole: a 32-bit offset to the TIFF header, which follows
- * "Exif\0\0". */
-static void read_exif_item(Bmff *b, const guint8 *data, gsize len)
+/* An Exif payload as HEIF's Exif item and JPEG XL's 'Exif' box hold it:
+ * a 32-bit offset to the TIFF header (which follows "Exif\0\0"), then the
+ * TIFF; `problem` when the offset points outside. */
+static void read_exif_payload(Bmff *b, const guint8 *data, gsize len, const char *problem)
 {
 	if (len < 4 || be32(data) > len - 4) {
-		pix_stream_problem(b->s, "corrupt HEIF: bad TIFF header offset in its Exif item");
+		pix_stream_problem(b->s, "%s", problem);
 		return;
 	}
 	pix_meta_read_tiff(b->s, data + 4 + be32(data), len - 4 - be32(data), PIX_TIFF_ROLE_MAIN, b->m);
+}
+
+static void read_exif_item(Bmff *b, const guint8 *data, gsize len)
+{
+	read_exif_payload(b, data, len, "corrupt HEIF: bad TIFF header offset in its Exif item");
 }
 
 static void read_xmp_item(Bmff *b, const guint8 *data, gsize len)
@@ -706,15 +706,6 @@ static void read_jxl_codestream(Bmff *b, const guint8 *p, gsize len)
 	}
 }
 
-static void on_jxl_exif(Bmff *b, const guint8 *p, gsize len)
-{
-	/* a 32-bit offset to the TIFF header, as in HEIF */
-	if (len >= 4 && be32(p) <= len - 4)
-		pix_meta_read_tiff(b->s, p + 4 + be32(p), len - 4 - be32(p), PIX_TIFF_ROLE_MAIN, b->m);
-	else
-		pix_stream_problem(b->s, "corrupt JPEG XL: bad 'Exif' box");
-}
-
 /* --- the walk ------------------------------------------------------------- */
 
 /* What to do with a box: descend into it, keep it whole, or skip it. */
@@ -813,10 +804,10 @@ static void on_leaf(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 		break;
 	}
 	case FOURCC(0xa9, 'm', 'a', 'k'):
-		set_once(&b->make, udta_text(p, n));
+		pix_exif_set_string(&b->make, udta_text(p, n));
 		break;
 	case FOURCC(0xa9, 'm', 'o', 'd'):
-		set_once(&b->model, udta_text(p, n));
+		pix_exif_set_string(&b->model, udta_text(p, n));
 		break;
 	case FOURCC('m', 'e', 't', 'a'):
 		if (n >= 4)
@@ -832,7 +823,8 @@ static void on_leaf(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 		pix_meta_read_tiff(s, p, n, PIX_TIFF_ROLE_GPS, b->m);
 		break;
 	case FOURCC('E', 'x', 'i', 'f'):
-		on_jxl_exif(b, p, n);
+		/* a 32-bit offset to the TIFF header, as in HEIF */
+		read_exif_payload(b, p, n, "corrupt JPEG XL: bad 'Exif' box");
 		break;
 	case FOURCC('x', 'm', 'l', ' '):
 		pix_meta_read_xmp(p, n, b->m);
@@ -998,8 +990,8 @@ static void bmff_finish(void *state, PixStream *s, PixMeta *m)
 			m->gps_lon = b->lon;
 			m->gps_alt_m = b->alt;
 		}
-		set_once(&m->make, g_steal_pointer(&b->make));
-		set_once(&m->model, g_steal_pointer(&b->model));
+		pix_exif_set_string(&m->make, g_steal_pointer(&b->make));
+		pix_exif_set_string(&m->model, g_steal_pointer(&b->model));
 	}
 	/* the image's own size, not what its EXIF claims */
 	if (m->width_px < 0 && b->ispe_w > 0 && b->ispe_h > 0) {
