@@ -467,22 +467,7 @@ static void png_finish(void *state, PixStream *s, PixMeta *m)
 		m->width_px = p->width_px;
 		m->height_px = p->height_px;
 	}
-	gboolean has_size = m->width_px >= 0;
-	if (p->exif != NULL) {
-		gsize len;
-		const guint8 *tiff = g_bytes_get_data(p->exif, &len);
-		pix_meta_read_tiff(s, tiff, len, PIX_TIFF_ROLE_MAIN, m);
-	}
-	if (p->xmp != NULL) {
-		gsize len;
-		const guint8 *xmp = g_bytes_get_data(p->xmp, &len);
-		pix_meta_read_xmp(xmp, len, m);
-	}
-	if (!has_size) {
-		/* EXIF's or XMP's claim is not this image's size */
-		m->width_px = -1;
-		m->height_px = -1;
-	}
+	pix_meta_read_captured(s, p->exif, p->xmp, m);
 }
 
 static void png_free(void *state)

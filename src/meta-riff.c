@@ -514,22 +514,7 @@ static void riff_finish(void *state, PixStream *s, PixMeta *m)
 			pix_exif_set_date(m, date, NULL, NULL, "IDIT");
 	}
 
-	gboolean has_size = m->width_px >= 0;
-	if (r->exif != NULL) {
-		gsize len;
-		const guint8 *tiff = g_bytes_get_data(r->exif, &len);
-		pix_meta_read_tiff(s, tiff, len, PIX_TIFF_ROLE_MAIN, m);
-	}
-	if (r->xmp != NULL) {
-		gsize len;
-		const guint8 *xmp = g_bytes_get_data(r->xmp, &len);
-		pix_meta_read_xmp(xmp, len, m);
-	}
-	if (!has_size) {
-		/* EXIF's or XMP's claim is not this image's size */
-		m->width_px = -1;
-		m->height_px = -1;
-	}
+	pix_meta_read_captured(s, r->exif, r->xmp, m);
 }
 
 static void riff_free(void *state)

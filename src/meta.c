@@ -252,21 +252,49 @@ static void add_error(PixItem *item, const char *problem)
 	}
 }
 
-void pix_meta_read_tiff(PixStream *s, const guint8 *tiff, gsize len, PixTiffRole role, PixMeta *m)
+/* An EXIF block in the APP1 form ("Exif\0\0", then the TIFF of `len`
+ * bytes at block + 6), the form libexif reads and JPEG keeps: see
+ * pix_meta_read_tiff(). */
+static void read_exif_block(PixStream *s, const guint8 *block, gsize len, PixTiffRole role, PixMeta *m)
 {
 	g_autofree char *problem = NULL;
+	const guint8 *tiff = block + 6;
 	/* our structure check names the damage more precisely than libexif,
 	 * which shrugs most of it off */
 	g_autofree char *damage = pix_tiff_check(tiff, len, len);
-	/* libexif wants the APP1 form: "Exif\0\0" and the TIFF block */
-	g_autofree guint8 *block = g_malloc(len + 6);
-	memcpy(block, "Exif\0\0", 6);
-	memcpy(block + 6, tiff, len);
 	if (role == PIX_TIFF_ROLE_MAIN && !pix_exif_read(block, len + 6, m, &problem) && damage == NULL)
 		pix_stream_problem(s, "%s", problem);
 	if (damage != NULL)
 		pix_stream_problem(s, "corrupt EXIF: %s", damage);
 	pix_tiff_read_mem(tiff, len, (PixTiffIfd0)role, m);
+}
+
+void pix_meta_read_tiff(PixStream *s, const guint8 *tiff, gsize len, PixTiffRole role, PixMeta *m)
+{
+	/* libexif wants the APP1 form: a copy with the header */
+	g_autofree guint8 *block = g_malloc(len + 6);
+	memcpy(block, "Exif\0\0", 6);
+	memcpy(block + 6, tiff, len);
+	read_exif_block(s, block, len, role, m);
+}
+
+void pix_meta_read_captured(PixStream *s, GBytes *exif, GBytes *xmp, PixMeta *m)
+{
+	gsize len;
+	gboolean has_size = m->width_px >= 0;
+	if (exif != NULL) {
+		const guint8 *tiff = g_bytes_get_data(exif, &len);
+		pix_meta_read_tiff(s, tiff, len, PIX_TIFF_ROLE_MAIN, m);
+	}
+	if (xmp != NULL) {
+		const guint8 *packet = g_bytes_get_data(xmp, &len);
+		pix_meta_read_xmp(packet, len, m);
+	}
+	if (!has_size) {
+		/* EXIF's or XMP's claim is not this image's size */
+		m->width_px = -1;
+		m->height_px = -1;
+	}
 }
 
 static void finish_jpeg(PixMetaParser *mp, PixItem *item)
@@ -283,7 +311,8 @@ static void finish_jpeg(PixMetaParser *mp, PixItem *item)
 		gsize len;
 		const guint8 *data = g_bytes_get_data(info.exif, &len);
 		g_autoptr(PixStream) s = pix_stream_new(0, 0);
-		pix_meta_read_tiff(s, data + 6, len - 6, PIX_TIFF_ROLE_MAIN, m);
+		/* kept in the APP1 form already: read in place */
+		read_exif_block(s, data, len - 6, PIX_TIFF_ROLE_MAIN, m);
 		g_autofree char *problems = pix_stream_problems(s);
 		if (problems != NULL)
 			add_error(item, problems);

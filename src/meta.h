@@ -87,6 +87,13 @@ void pix_meta_read_tiff(PixStream *s, const guint8 *tiff, gsize len, PixTiffRole
 /* An XMP packet found inside a container: its fields into `m` (unknown
  * fields only). */
 void pix_meta_read_xmp(const guint8 *xmp, gsize len, PixMeta *m);
+/*
+ * The EXIF block (a TIFF, without "Exif\0\0") and XMP packet a container
+ * captured (each may be NULL), read as above after the container set the
+ * image's own size: neither may set the pixel size, which is the image's
+ * and not their claim; unknown stays unknown.
+ */
+void pix_meta_read_captured(PixStream *s, GBytes *exif, GBytes *xmp, PixMeta *m);
 
 /*
  * A date with a time (meta-xmp.c): ISO 8601 as XMP and QuickTime write it

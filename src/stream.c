@@ -70,9 +70,9 @@ PixStream *pix_stream_new(gsize keep_head, gsize keep_tail)
 	PixStream *s = g_new0(PixStream, 1);
 	s->keep_head = keep_head;
 	s->keep_tail = keep_tail = MAX(keep_tail, PIX_STREAM_BACK);
-	/* the head grows as bytes arrive: most files are far smaller than
-	 * what a container asks to keep (a sidecar's 4 MiB) */
-	s->tail = g_malloc(keep_tail);
+	/* the head grows as bytes arrive (most files are far smaller than what
+	 * a container asks to keep, a sidecar's 4 MiB), the tail comes with
+	 * the first bytes (a stream that only collects problems needs none) */
 	s->pending = g_ptr_array_new();
 	s->ready = g_ptr_array_new();
 	s->problems = g_ptr_array_new_with_free_func(g_free);
@@ -140,7 +140,8 @@ static const guint8 *contiguous(const PixStream *s, guint64 off, gsize len)
 		return s->head + off;
 	if (s->piece != NULL && off >= s->pos && off - s->pos <= s->piece_len && len <= s->piece_len - (off - s->pos))
 		return s->piece + (off - s->pos);
-	if (off >= s->tail_off && off - s->tail_off <= s->tail_len && len <= s->tail_len - (off - s->tail_off))
+	if (s->tail != NULL && off >= s->tail_off && off - s->tail_off <= s->tail_len &&
+	    len <= s->tail_len - (off - s->tail_off))
 		return s->tail + (off - s->tail_off);
 	return NULL;
 }
@@ -254,8 +255,8 @@ static void keep(PixStream *s, const guint8 *data, gsize len)
 		memcpy(s->head + s->head_len, data, n);
 		s->head_len += n;
 	}
-	if (s->keep_tail == 0)
-		return;
+	if (s->tail == NULL)
+		s->tail = g_malloc(s->keep_tail);
 	guint64 end = s->pos + len;
 	if (len >= s->keep_tail) {
 		memcpy(s->tail, data + len - s->keep_tail, s->keep_tail);
