@@ -107,21 +107,37 @@ void pix_stream_free(PixStream *s)
 	g_free(s);
 }
 
+/* A buffer of file bytes at hand: `len` bytes from file offset `off`. */
+typedef struct {
+	const guint8 *data;
+	guint64 off;
+	gsize len;
+} Span;
+
+/* The buffers at hand, in the order they are searched: head, the piece
+ * being fed, tail.  Returns how many. */
+static guint spans(const PixStream *s, Span out[3])
+{
+	guint n = 0;
+	if (s->head != NULL)
+		out[n++] = (Span){ s->head, 0, s->head_len };
+	if (s->piece != NULL)
+		out[n++] = (Span){ s->piece, s->pos, s->piece_len };
+	if (s->tail != NULL)
+		out[n++] = (Span){ s->tail, s->tail_off, s->tail_len };
+	return n;
+}
+
 /* Where byte `off` and those after it are at hand: sets *n to how many
  * are contiguous there (at most `want`). */
 static const guint8 *locate(const PixStream *s, guint64 off, gsize want, gsize *n)
 {
-	if (off < s->head_len) {
-		*n = MIN(want, s->head_len - off);
-		return s->head + off;
-	}
-	if (s->piece != NULL && off >= s->pos && off < s->pos + s->piece_len) {
-		*n = MIN(want, s->pos + s->piece_len - off);
-		return s->piece + (off - s->pos);
-	}
-	if (off >= s->tail_off && off < s->tail_off + s->tail_len) {
-		*n = MIN(want, s->tail_off + s->tail_len - off);
-		return s->tail + (off - s->tail_off);
+	Span sp[3];
+	for (guint i = 0, k = spans(s, sp); i < k; i++) {
+		if (off >= sp[i].off && off - sp[i].off < sp[i].len) {
+			*n = MIN(want, sp[i].len - (off - sp[i].off));
+			return sp[i].data + (off - sp[i].off);
+		}
 	}
 	*n = 0;
 	return NULL;
@@ -136,13 +152,10 @@ static guint64 reached(const PixStream *s)
 /* `len` bytes at `off` wholly inside one of the buffers at hand, or NULL. */
 static const guint8 *contiguous(const PixStream *s, guint64 off, gsize len)
 {
-	if (s->head != NULL && off <= s->head_len && len <= s->head_len - off)
-		return s->head + off;
-	if (s->piece != NULL && off >= s->pos && off - s->pos <= s->piece_len && len <= s->piece_len - (off - s->pos))
-		return s->piece + (off - s->pos);
-	if (s->tail != NULL && off >= s->tail_off && off - s->tail_off <= s->tail_len &&
-	    len <= s->tail_len - (off - s->tail_off))
-		return s->tail + (off - s->tail_off);
+	Span sp[3];
+	for (guint i = 0, k = spans(s, sp); i < k; i++)
+		if (off >= sp[i].off && off - sp[i].off <= sp[i].len && len <= sp[i].len - (off - sp[i].off))
+			return sp[i].data + (off - sp[i].off);
 	return NULL;
 }
 
