@@ -220,14 +220,13 @@ static gboolean on_record(gpointer data, const PixRecord *r)
 		skip(ex, path, "its name is not UTF-8 text, which index.xml cannot hold");
 		return TRUE;
 	}
-	if (md5 == NULL || strlen(md5) != 32) {
+	if (md5 == NULL || strlen(md5) != 32 || strspn(md5, "0123456789abcdef") != 32) {
 		skip(ex, path, "it has no MD5 (it could not be read)");
 		return TRUE;
 	}
 	if (is_in_category_images(rel)) {
 		g_autofree char *q = pix_quote(path);
 		pix_info("not exporting '%s': KPhotoAlbum keeps its own images in CategoryImages", q);
-		ex->out->n_skipped++;
 		return TRUE;
 	}
 
@@ -285,6 +284,18 @@ static int entry_cmp(gconstpointer a, gconstpointer b)
 	const Entry *x = a, *y = b;
 	int c = strcmp(x->start, y->start);
 	return c != 0 ? c : strcmp(x->rel, y->rel);
+}
+
+/* The invariants 1 to 3 over the sorted elements (debug checker). */
+static gboolean index_check(GArray *entries)
+{
+	for (guint i = 0; i < entries->len; i++) {
+		const Entry *e = &g_array_index(entries, Entry, i);
+		if (strlen(e->md5) != 32 || strspn(e->md5, "0123456789abcdef") != 32 || !is_xml_text(e->rel) ||
+		    (i > 0 && entry_cmp(e - 1, e) > 0))
+			return FALSE;
+	}
+	return TRUE;
 }
 
 /* The categories of KPhotoAlbum's default-setup (People, Places, Events
@@ -416,6 +427,7 @@ gboolean pix_export_kphotoalbum(PixStore *reader, const char *dir, const PixFilt
 		return FALSE;
 	}
 	g_array_sort(entries, entry_cmp);
+	g_assert(index_check(entries));
 	out->n_images = entries->len;
 
 	if (!pix_store_kpa_finish(g_steal_pointer(&exif), error))

@@ -184,8 +184,32 @@ gboolean pix_store_kpa_add(PixKpaExifDb *x, const PixKpaExifRow *row, GError **e
 	return TRUE;
 }
 
+/* The invariants 1 and 2 over what is written so far (debug checker). */
+static gboolean kpa_check(PixKpaExifDb *x)
+{
+	g_autoptr(sqlite3_stmt) st = NULL;
+	g_autoptr(GString) sql = g_string_new("SELECT (SELECT count(*) FROM exif WHERE 0");
+	static const char *const nullable[] = { "Exif_Photo_LensModel", NULL };
+
+	if (sqlite3_prepare_v2(x->db, "SELECT name FROM pragma_table_info('exif')", -1, &st, NULL) != SQLITE_OK)
+		return FALSE;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		if (!g_strv_contains(nullable, name))
+			g_string_append_printf(sql, " OR %s IS NULL", name);
+	}
+	g_string_append(sql, "), (SELECT group_concat(keyword || '=' || value) FROM settings)");
+	g_clear_pointer(&st, sqlite3_finalize);
+	if (sqlite3_prepare_v2(x->db, sql->str, -1, &st, NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+		return FALSE;
+	return sqlite3_column_int64(st, 0) == 0 &&
+	       g_strcmp0((const char *)sqlite3_column_text(st, 1),
+	                 "DBVersion=" KPA_EXIF_DB_VERSION ",GuaranteedDataVersion=" KPA_EXIF_DB_VERSION) == 0;
+}
+
 gboolean pix_store_kpa_finish(PixKpaExifDb *x, GError **error)
 {
+	g_assert(kpa_check(x));
 	gboolean is_ok = exec(x, "COMMIT", error);
 	g_clear_pointer(&x->insert, sqlite3_finalize);
 	if (is_ok) {
