@@ -34,6 +34,10 @@ int pix_cmd_scan(int argc, char **argv);
 int pix_cmd_verify(int argc, char **argv);
 int pix_cmd_changes(int argc, char **argv);
 int pix_cmd_watch(int argc, char **argv);
+int pix_cmd_ls(int argc, char **argv);
+int pix_cmd_dups(int argc, char **argv);
+int pix_cmd_stats(int argc, char **argv);
+int pix_cmd_export(int argc, char **argv);
 
 /* The default catalog: $XDG_DATA_HOME/photoidx/catalog.db, else
  * ~/.local/share/photoidx/catalog.db (transfer full). */

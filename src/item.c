@@ -165,3 +165,25 @@ void pix_meta_free(PixMeta *m)
 	g_free(m->lens);
 	g_free(m);
 }
+
+static const char *const media_names[PIX_N_MEDIA] = {
+	[PIX_MEDIA_OTHER] = "other",
+	[PIX_MEDIA_IMAGE] = "image",
+	[PIX_MEDIA_RAW] = "raw",
+	[PIX_MEDIA_VIDEO] = "video",
+	[PIX_MEDIA_SIDECAR] = "sidecar",
+};
+
+const char *pix_media_name(PixMediaKind kind)
+{
+	g_assert((guint)kind < PIX_N_MEDIA);
+	return media_names[kind];
+}
+
+int pix_media_from_name(const char *name)
+{
+	for (int i = 0; i < PIX_N_MEDIA; i++)
+		if (g_strcmp0(name, media_names[i]) == 0)
+			return i;
+	return -1;
+}

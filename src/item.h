@@ -36,6 +36,12 @@ typedef enum {
 	PIX_MEDIA_VIDEO,
 	PIX_MEDIA_SIDECAR,
 } PixMediaKind;
+#define PIX_N_MEDIA (PIX_MEDIA_SIDECAR + 1)
+
+/* The kind's name in the catalog ("image", "raw", "video", "sidecar",
+ * "other"), and back: -1 for a name that is none of them. */
+const char *pix_media_name(PixMediaKind kind);
+int pix_media_from_name(const char *name);
 
 /* The part of struct stat the catalog keeps. */
 typedef struct {

@@ -28,6 +28,10 @@ static const PixCmd commands[] = {
 	{ "watch", pix_cmd_watch, "scan, then index what changes as it lands (inotify)" },
 	{ "verify", pix_cmd_verify, "read indexed files again and report content that changed behind size and mtime" },
 	{ "changes", pix_cmd_changes, "list the change log since a sequence number (for front ends)" },
+	{ "ls", pix_cmd_ls, "list the files of the catalog, by date taken, with filters" },
+	{ "dups", pix_cmd_dups, "list groups of files with the same content, and what removing copies would free" },
+	{ "stats", pix_cmd_stats, "count files and bytes by media type, camera and month" },
+	{ "export", pix_cmd_export, "write the catalog as CSV or JSON lines, or a KPhotoAlbum database" },
 };
 
 static void usage(FILE *out)

@@ -6,7 +6,7 @@
  * before and after the pipeline); a reader PixStore runs on plan's thread.
  *
  * Every SQLite call's result goes through check() (or sets a GError in
- * sqlite_error()); every value reaches SQL as a bound parameter, never in
+ * pix_store_sqlite_error()); every value reaches SQL as a bound parameter, never in
  * the SQL text.
  *
  * Invariants:
@@ -22,6 +22,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "store.h"
+#include "store-int.h"
 #include "log.h"
 #include "path.h"
 
@@ -263,8 +264,7 @@ static gint64 now_seconds(void)
 	return g_get_real_time() / G_USEC_PER_SEC;
 }
 
-/* Sets `error` from SQLite's state after a failed call that returned rc. */
-static void sqlite_error(GError **error, PixStore *s, int rc, const char *what)
+void pix_store_sqlite_error(GError **error, PixStore *s, int rc, const char *what)
 {
 	int code;
 	switch (rc & 0xff) {
@@ -295,7 +295,7 @@ static gboolean exec_sql(PixStore *s, const char *sql, const char *what, GError 
 {
 	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
-		sqlite_error(error, s, rc, what);
+		pix_store_sqlite_error(error, s, rc, what);
 		return FALSE;
 	}
 	return TRUE;
@@ -309,7 +309,7 @@ static gboolean pragma_int(PixStore *s, const char *pragma, gint64 *out, GError 
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW) {
-		sqlite_error(error, s, rc, "cannot read its header");
+		pix_store_sqlite_error(error, s, rc, "cannot read its header");
 		return FALSE;
 	}
 	*out = sqlite3_column_int64(st, 0);
@@ -323,7 +323,7 @@ static sqlite3_stmt *stmt(PixStore *s, StatementId id, GError **error)
 		int rc = sqlite3_prepare_v3(s->db, statement_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
 		                            &s->stmts[id], NULL);
 		if (rc != SQLITE_OK) {
-			sqlite_error(error, s, rc, "cannot prepare a statement");
+			pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
 			return NULL;
 		}
 	}
@@ -405,7 +405,7 @@ static gboolean step_done(PixStore *s, sqlite3_stmt *st, const char *what, GErro
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		;
 	if (rc != SQLITE_DONE) {
-		sqlite_error(error, s, rc, what);
+		pix_store_sqlite_error(error, s, rc, what);
 		return FALSE;
 	}
 	return TRUE;
@@ -431,23 +431,6 @@ static PixFileState state_from(const unsigned char *text)
 	if (text != NULL && strcmp((const char *)text, "missing") == 0)
 		return PIX_STATE_MISSING;
 	return PIX_STATE_OK;
-}
-
-static const char *media_name(PixMediaKind kind)
-{
-	switch (kind) {
-	case PIX_MEDIA_IMAGE:
-		return "image";
-	case PIX_MEDIA_RAW:
-		return "raw";
-	case PIX_MEDIA_VIDEO:
-		return "video";
-	case PIX_MEDIA_SIDECAR:
-		return "sidecar";
-	case PIX_MEDIA_OTHER:
-		return "other";
-	}
-	g_assert_not_reached();
 }
 
 /* --- opening --- */
@@ -525,7 +508,7 @@ static gboolean check_identity(PixStore *s, gint64 *version, GError **error)
 		if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 			n_objects = sqlite3_column_int64(st, 0);
 		else {
-			sqlite_error(error, s, rc == SQLITE_OK ? sqlite3_errcode(s->db) : rc, "cannot read its schema");
+			pix_store_sqlite_error(error, s, rc == SQLITE_OK ? sqlite3_errcode(s->db) : rc, "cannot read its schema");
 			return FALSE;
 		}
 	}
@@ -584,7 +567,7 @@ static gboolean set_wal(PixStore *s, GError **error)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW) {
-		sqlite_error(error, s, rc, "cannot switch it to WAL mode");
+		pix_store_sqlite_error(error, s, rc, "cannot switch it to WAL mode");
 		return FALSE;
 	}
 	const char *mode = (const char *)sqlite3_column_text(st, 0);
@@ -634,7 +617,7 @@ PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wai
 			g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN, "cannot open catalog '%s'", q);
 			return NULL;
 		}
-		sqlite_error(error, s, rc, "cannot open it");
+		pix_store_sqlite_error(error, s, rc, "cannot open it");
 		return NULL;
 	}
 	sqlite3_busy_timeout(s->db, 60000);
@@ -894,7 +877,7 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 		rc = sqlite3_prepare_v2(s->db, "INSERT INTO roots (path, first_scan_at) VALUES (?1, ?2)"
 		                        " ON CONFLICT (path) DO NOTHING", -1, &root, NULL);
 	if (rc != SQLITE_OK) {
-		sqlite_error(error, s, rc, "cannot record the scan");
+		pix_store_sqlite_error(error, s, rc, "cannot record the scan");
 		rollback_batch(s);
 		return FALSE;
 	}
@@ -910,7 +893,7 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(rows);
 	if (rc != SQLITE_ROW) {
-		sqlite_error(error, s, rc, "cannot record the scan");
+		pix_store_sqlite_error(error, s, rc, "cannot record the scan");
 		goto fail;
 	}
 	s->catalog_rows = s->rows_before_run = sqlite3_column_int64(rows, 0);
@@ -954,7 +937,7 @@ gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GEr
 		rc = sqlite3_prepare_v2(s->db, "UPDATE roots SET last_scan_at = ?1 WHERE path = ?2",
 		                        -1, &roots, NULL);
 	if (rc != SQLITE_OK) {
-		sqlite_error(error, s, rc, "cannot record the end of the scan");
+		pix_store_sqlite_error(error, s, rc, "cannot record the end of the scan");
 		rollback_batch(s);
 		return FALSE;
 	}
@@ -1102,7 +1085,7 @@ static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
 	sqlite3_bind_int(st, 12, d->is_unlisted);
 	int rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW) {
-		sqlite_error(error, s, rc, "cannot write a directory");
+		pix_store_sqlite_error(error, s, rc, "cannot write a directory");
 		return FALSE;
 	}
 	d->id = sqlite3_column_int64(st, 0);
@@ -1116,7 +1099,7 @@ static void bind_content(sqlite3_stmt *st, int first, const PixItem *item)
 	if (item->has_md5)
 		sqlite3_bind_blob(st, first, item->md5, 16, SQLITE_STATIC);
 	bind_text_or_null(st, first + 1, item->mime);
-	sqlite3_bind_text(st, first + 2, media_name(item->media), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, first + 2, pix_media_name(item->media), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, first + 3, state_name(item_state(item)), -1, SQLITE_STATIC);
 	bind_text_or_null(st, first + 4, item->error);
 	sqlite3_bind_int(st, first + 5, item->is_racy ? 1 : 0);
@@ -1138,7 +1121,7 @@ static gboolean insert_file(PixStore *s, PixItem *item, gint64 *id, GError **err
 		sqlite3_bind_int64(st, 16, s->now_s);
 	int rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW) {
-		sqlite_error(error, s, rc, "cannot add a file");
+		pix_store_sqlite_error(error, s, rc, "cannot add a file");
 		return FALSE;
 	}
 	*id = sqlite3_column_int64(st, 0);
@@ -1651,7 +1634,7 @@ static GPtrArray *collect_file_rows(PixStore *s, sqlite3_stmt *st, gboolean has_
 		g_ptr_array_add(rows, row);
 	}
 	if (rc != SQLITE_DONE) {
-		sqlite_error(error, s, rc, "cannot read file rows");
+		pix_store_sqlite_error(error, s, rc, "cannot read file rows");
 		return NULL;
 	}
 	return g_steal_pointer(&rows);
@@ -1674,7 +1657,7 @@ gboolean pix_store_find_dir(PixStore *s, const char *path, PixDirRow **row, GErr
 	}
 	if (rc != SQLITE_DONE) {
 		g_clear_pointer(row, pix_dir_row_free);
-		sqlite_error(error, s, rc, "cannot read a directory row");
+		pix_store_sqlite_error(error, s, rc, "cannot read a directory row");
 		return FALSE;
 	}
 	return TRUE;
@@ -1719,7 +1702,7 @@ GPtrArray *pix_store_dirs_under(PixStore *s, const char *root, GError **error)
 		g_ptr_array_add(rows, row);
 	}
 	if (rc != SQLITE_DONE) {
-		sqlite_error(error, s, rc, "cannot read directory rows");
+		pix_store_sqlite_error(error, s, rc, "cannot read directory rows");
 		return NULL;
 	}
 	return g_steal_pointer(&rows);
@@ -1734,7 +1717,7 @@ gboolean pix_store_has_dev(PixStore *s, guint64 dev, gboolean *has, GError **err
 	int rc = sqlite3_step(st);
 	*has = rc == SQLITE_ROW;
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		sqlite_error(error, s, rc, "cannot read file rows");
+		pix_store_sqlite_error(error, s, rc, "cannot read file rows");
 		return FALSE;
 	}
 	sqlite3_reset(st);
@@ -1772,7 +1755,7 @@ gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gint64 trusted_s
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		sqlite_error(error, s, rc, "cannot read a directory row");
+		pix_store_sqlite_error(error, s, rc, "cannot read a directory row");
 		return FALSE;
 	}
 	if (id == 0)
@@ -1788,7 +1771,7 @@ gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gint64 trusted_s
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_ROW) {
-		sqlite_error(error, s, rc, "cannot read file rows");
+		pix_store_sqlite_error(error, s, rc, "cannot read file rows");
 		return FALSE;
 	}
 	if (n_to_read > 0)
@@ -1806,7 +1789,7 @@ gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gint64 trusted_s
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE) {
-		sqlite_error(error, s, rc, "cannot read directory rows");
+		pix_store_sqlite_error(error, s, rc, "cannot read directory rows");
 		return FALSE;
 	}
 	*is_known = TRUE;
@@ -1814,18 +1797,31 @@ gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gint64 trusted_s
 	return TRUE;
 }
 
-/* Binds, for one path, "the directory is `path` or below it, or the file
- * is `path`", from parameter `first` on (7 parameters, see
- * each_to_verify). */
-static void bind_under(sqlite3_stmt *st, int first, const char *path)
+void pix_store_sql_under(GString *sql, const char *dir_col, const char *name_col, guint n_paths, int first)
 {
-	g_autofree char *dir = g_path_get_dirname(path);
-	g_autofree char *name = g_path_get_basename(path);
+	for (guint i = 0; i < n_paths; i++) {
+		int p = first + 7 * (int)i;
+		g_string_append_printf(sql, "%s (%s = ?%d OR (%s > ?%d AND %s < ?%d) OR (%s > ?%d AND %s < ?%d)"
+		                       " OR (%s = ?%d AND %s = ?%d))",
+		                       i == 0 ? " AND (" : " OR", dir_col, p, dir_col, p + 1, dir_col, p + 2, dir_col,
+		                       p + 3, dir_col, p + 4, dir_col, p + 5, name_col, p + 6);
+	}
+	if (n_paths > 0)
+		g_string_append(sql, ")");
+}
 
-	bind_path(st, first, path);
-	bind_below(st, first + 1, path);
-	bind_path(st, first + 5, dir);
-	bind_path(st, first + 6, name);
+void pix_store_bind_under(sqlite3_stmt *st, int first, char **paths)
+{
+	for (guint i = 0; paths != NULL && paths[i] != NULL; i++) {
+		int p = first + 7 * (int)i;
+		g_autofree char *dir = g_path_get_dirname(paths[i]);
+		g_autofree char *name = g_path_get_basename(paths[i]);
+
+		bind_path(st, p, paths[i]);
+		bind_below(st, p + 1, paths[i]);
+		bind_path(st, p + 5, dir);
+		bind_path(st, p + 6, name);
+	}
 }
 
 /* Rows per page of pix_store_each_to_verify(). */
@@ -1852,23 +1848,15 @@ gboolean pix_store_each_to_verify(PixStore *s, char **paths, gint64 before_s, Pi
 	gint64 key = -1, is_verified = 0, id = 0;
 	int rc;
 
-	for (guint i = 0; i < n_paths; i++) {
-		int p = 5 + 7 * (int)i;
-		g_string_append_printf(sql, "%s (d.path = ?%d OR (d.path > ?%d AND d.path < ?%d)"
-		                       " OR (d.path > ?%d AND d.path < ?%d) OR (d.path = ?%d AND f.name = ?%d))",
-		                       i == 0 ? " AND (" : " OR", p, p + 1, p + 2, p + 3, p + 4, p + 5, p + 6);
-	}
-	if (n_paths > 0)
-		g_string_append(sql, ")");
+	pix_store_sql_under(sql, "d.path", "f.name", n_paths, 5);
 	g_string_append_printf(sql, " ORDER BY coalesce(f.verified_at, f.hashed_at, 0), f.verified_at IS NOT NULL, f.id"
 	                       " LIMIT %d", VERIFY_PAGE);
 	rc = sqlite3_prepare_v2(s->db, sql->str, -1, &st, NULL);
 	if (rc != SQLITE_OK) {
-		sqlite_error(error, s, rc, "cannot prepare a statement");
+		pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
 		return FALSE;
 	}
-	for (guint i = 0; i < n_paths; i++)
-		bind_under(st, 5 + 7 * (int)i, paths[i]);
+	pix_store_bind_under(st, 5, paths);
 	sqlite3_bind_int64(st, 4, before_s);
 	for (;;) {
 		g_autoptr(GPtrArray) page = g_ptr_array_new_with_free_func((GDestroyNotify)pix_file_row_free);
@@ -1886,7 +1874,7 @@ gboolean pix_store_each_to_verify(PixStore *s, char **paths, gint64 before_s, Pi
 		}
 		sqlite3_reset(st);      /* ends the read transaction */
 		if (rc != SQLITE_DONE) {
-			sqlite_error(error, s, rc, "cannot read file rows");
+			pix_store_sqlite_error(error, s, rc, "cannot read file rows");
 			return FALSE;
 		}
 		for (guint i = 0; i < page->len; i++) {
@@ -1910,7 +1898,7 @@ gboolean pix_store_verify_coverage(PixStore *s, PixVerifyCoverage *out, GError *
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW) {
-		sqlite_error(error, s, rc, "cannot read file rows");
+		pix_store_sqlite_error(error, s, rc, "cannot read file rows");
 		return FALSE;
 	}
 	out->n_files = sqlite3_column_int64(st, 0);
@@ -1938,7 +1926,7 @@ gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStore
 		" FROM changes c JOIN files f ON f.id = c.file_id JOIN dirs d ON d.id = f.dir_id"
 		" WHERE c.seq > ?1 ORDER BY c.seq LIMIT ?2", -1, &st, NULL);
 	if (rc != SQLITE_OK) {
-		sqlite_error(error, s, rc, "cannot prepare a statement");
+		pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
 		return FALSE;
 	}
 	sqlite3_bind_int64(st, 1, since);
@@ -1970,7 +1958,7 @@ gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStore
 			return TRUE;
 	}
 	if (rc != SQLITE_DONE) {
-		sqlite_error(error, s, rc, "cannot read the change log");
+		pix_store_sqlite_error(error, s, rc, "cannot read the change log");
 		return FALSE;
 	}
 	return TRUE;
@@ -1982,13 +1970,13 @@ char **pix_store_roots(PixStore *s, GError **error)
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
 	int rc = sqlite3_prepare_v2(s->db, "SELECT path FROM roots ORDER BY path", -1, &st, NULL);
 	if (rc != SQLITE_OK) {
-		sqlite_error(error, s, rc, "cannot prepare a statement");
+		pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
 		return NULL;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		g_ptr_array_add(out, column_bytes(st, 0));
 	if (rc != SQLITE_DONE) {
-		sqlite_error(error, s, rc, "cannot read the roots");
+		pix_store_sqlite_error(error, s, rc, "cannot read the roots");
 		return NULL;
 	}
 	g_ptr_array_add(out, NULL);
@@ -2008,4 +1996,9 @@ gboolean pix_store_end_pass(PixStore *s, GError **error)
 		return FALSE;
 	s->rows_before_run = s->catalog_rows;
 	return TRUE;
+}
+
+sqlite3 *pix_store_sqlite(PixStore *s)
+{
+	return s->db;
 }

@@ -1,0 +1,144 @@
+/*
+ * cmd-export.c: `photoidx export`: the catalog as CSV or JSON lines (every
+ * column of file_info, one record per file), to stdout or to a file
+ * replaced atomically; or, with --kphotoalbum DIR, a KPhotoAlbum database
+ * for the library at DIR (export-kpa.c).
+ *
+ * Reads the catalog (a reader, one snapshot); writes stdout or the output
+ * files.  Main thread.
+ *
+ * Invariants:
+ *  1. An output file is the old one or the complete new one (atomic.h),
+ *     never a partial export.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "atomic.h"
+#include "cmd-query.h"
+#include "export-kpa.h"
+#include "log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int export_kphotoalbum(PixStore *reader, const PixQueryOptions *o, const char *dir_arg, gboolean is_force,
+                              gboolean is_quiet)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *q = pix_quote(dir_arg);
+	char *real = realpath(dir_arg, NULL);
+	struct stat st;
+	PixKpaExport done = { 0 };
+
+	if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		pix_error("cannot export to '%s': %s", q, real == NULL ? g_strerror(errno) : "not a directory");
+		free(real);
+		return PIX_EXIT_FATAL;
+	}
+	g_autofree char *dir = g_strdup(real);
+	free(real);
+	if (!pix_export_kphotoalbum(reader, dir, &o->filter, is_force, &done, &error)) {
+		pix_error("%s", error->message);
+		return PIX_EXIT_FATAL;
+	}
+	if (!is_quiet)
+		fprintf(stderr, "photoidx: wrote '%s/index.xml' (%" G_GINT64_FORMAT " images and videos) and "
+		        "exif-info.db (%" G_GINT64_FORMAT " rows)%s\n", q, done.n_images, done.n_exif,
+		        done.n_skipped > 0 ? "; some files were left out, see above" : "");
+	return done.n_skipped > 0 ? PIX_EXIT_PARTIAL : PIX_EXIT_OK;
+}
+
+static int export_records(PixStore *reader, const PixQueryOptions *o, PixOutFormat format, const char *output)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(PixAtomicFile) af = NULL;
+	FILE *out = stdout;
+	PixRecordWriter w;
+
+	if (output != NULL && strcmp(output, "-") != 0) {
+		/* the catalog's contents: readable by its owner only, like the catalog */
+		af = pix_atomic_new(output, 0600, &error);
+		if (af == NULL) {
+			pix_error("%s", error->message);
+			return PIX_EXIT_FATAL;
+		}
+		out = pix_atomic_stream(af);
+	}
+	pix_record_writer_init(&w, format, out, o->filter.has_near);
+	gboolean is_ok = pix_store_each_record(reader, &o->filter, PIX_SORT_NONE, 0, pix_record_writer_put, &w, &error);
+	gboolean is_written = pix_record_writer_finish(&w);
+	if (!is_ok) {
+		pix_error("%s", error->message);
+		return PIX_EXIT_FATAL;
+	}
+	if (!is_written) {
+		g_autofree char *q = pix_quote(output != NULL ? output : "standard output");
+		pix_error("cannot write '%s': %s", q, g_strerror(w.err));
+		return PIX_EXIT_FATAL;
+	}
+	if (af != NULL && !pix_atomic_commit(g_steal_pointer(&af), &error)) {
+		pix_error("%s", error->message);
+		return PIX_EXIT_FATAL;
+	}
+	return PIX_EXIT_OK;
+}
+
+typedef struct {
+	char *format_opt, *output, *kpa_dir;
+	gboolean is_force, is_quiet;
+	PixOutFormat format;
+	const PixQueryOptions *query; /* the filter options, parsed before the check */
+} ExportOptions;
+
+static int check_options(const char *cmd, gpointer data)
+{
+	ExportOptions *e = data;
+
+	if ((e->format_opt == NULL) == (e->kpa_dir == NULL))
+		return pix_cmd_usage_error(cmd, "give one of --format and --kphotoalbum");
+	if (e->format_opt != NULL && strcmp(e->format_opt, "csv") != 0 && strcmp(e->format_opt, "jsonl") != 0)
+		return pix_cmd_usage_error(cmd, "--format: expected csv or jsonl");
+	if (e->kpa_dir != NULL && (e->output != NULL || e->query->paths != NULL))
+		return pix_cmd_usage_error(cmd, "--kphotoalbum writes into DIR, for the files below it: no --output or PATH");
+	if (e->is_force && e->kpa_dir == NULL)
+		return pix_cmd_usage_error(cmd, "--force goes with --kphotoalbum");
+	e->format = e->format_opt != NULL && strcmp(e->format_opt, "jsonl") == 0 ? PIX_OUT_JSONL : PIX_OUT_CSV;
+	return PIX_EXIT_OK;
+}
+
+int pix_cmd_export(int argc, char **argv)
+{
+	PixQueryOptions o = { 0 };
+	ExportOptions e = { .query = &o };
+	GOptionEntry entries[] = {
+		{ "format", 'f', 0, G_OPTION_ARG_STRING, &e.format_opt, "csv or jsonl: one record per file, every column of file_info", "FORMAT" },
+		{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &e.output, "write FILE (replaced at once when complete) instead of standard output", "FILE" },
+		{ "kphotoalbum", 0, 0, G_OPTION_ARG_FILENAME, &e.kpa_dir, "write DIR/index.xml and DIR/exif-info.db for KPhotoAlbum: the images and videos at or below DIR", "DIR" },
+		{ "force", 0, 0, G_OPTION_ARG_NONE, &e.is_force, "with --kphotoalbum: replace an existing index.xml (kept as index.xml~)", NULL },
+		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &e.is_quiet, "no summary on standard error", NULL },
+		{ NULL, 0, 0, 0, NULL, NULL, NULL }
+	};
+	g_autoptr(GOptionContext) ctx = pix_query_context(&o, "[PATH...] - export the catalog", entries,
+		"Writes every file the catalog holds at or below each PATH (default:\n"
+		"all, missing files included) that passes the filters as CSV or JSON\n"
+		"lines; or, with --kphotoalbum DIR, a KPhotoAlbum database for DIR.");
+	int status;
+	g_autoptr(PixStore) reader = pix_query_start("export", ctx, argc, argv, &o, check_options, &e, e.is_quiet, &status);
+
+	if (reader != NULL) {
+		/* the whole catalog unless asked otherwise */
+		if (!o.is_missing && !o.is_errors && e.kpa_dir == NULL)
+			o.filter.show = PIX_SHOW_ALL;
+		if (e.kpa_dir != NULL)
+			status = export_kphotoalbum(reader, &o, e.kpa_dir, e.is_force, e.is_quiet);
+		else
+			status = export_records(reader, &o, e.format, e.output);
+		pix_query_options_clear(&o);
+	}
+	g_free(e.format_opt);
+	g_free(e.output);
+	g_free(e.kpa_dir);
+	return status;
+}

@@ -1,0 +1,129 @@
+/*
+ * query.h: what the commands for front ends and scripts (ls, dups, stats,
+ * export) ask of the catalog: the files that pass a filter, one record per
+ * file with every column of the public `file_info` view, in one snapshot.
+ *
+ * Records are read from a PIX_STORE_READ store: a reader never waits for a
+ * scan and never sees half of a batch, and one call reads one snapshot
+ * (one statement), however long the callback takes.
+ *
+ * Thread-safety: as PixStore (one thread at a time).
+ */
+#ifndef PIX_QUERY_H
+#define PIX_QUERY_H
+
+#include "item.h"
+#include "store.h"
+
+/* Which states of file a filter lets through. */
+typedef enum {
+	PIX_SHOW_PRESENT = 0, /* ok and error (the default: what is on disk) */
+	PIX_SHOW_MISSING,     /* only missing files */
+	PIX_SHOW_ERRORS,      /* only files in state error */
+	PIX_SHOW_ALL,         /* every row, missing ones too */
+} PixShow;
+
+/* A filter: every condition set must hold.  Strings are borrowed. */
+typedef struct {
+	char **paths;         /* absolute paths: the file is one of them or below one (NULL: anywhere) */
+	const char *date_from; /* date_taken >= this (a prefix of YYYY-MM-DDTHH:MM:SS), or NULL */
+	const char *date_to;   /* date_taken < this, or NULL */
+	gboolean is_no_date;  /* only files without a date_taken */
+	const char *make;     /* make contains this, ignoring ASCII case, or NULL */
+	const char *model;    /* model contains this, ignoring ASCII case, or NULL */
+	guint media_mask;     /* bits 1 << PixMediaKind; 0: any */
+	gboolean has_near;    /* within radius_m metres of (near_lat, near_lon) */
+	double near_lat, near_lon, radius_m;
+	PixShow show;
+} PixFilter;
+
+/* Order of records. */
+typedef enum {
+	PIX_SORT_DATE = 0,    /* date taken (files without one last), then path */
+	PIX_SORT_PATH,        /* path, bytewise */
+	PIX_SORT_SIZE,        /* size, largest first, then path */
+	PIX_SORT_NONE,        /* catalog order (id): the fastest */
+} PixSort;
+
+/* The columns of a record: those of the `file_info` view, in its order
+ * (doc/schema.md documents each). */
+typedef enum {
+	PIX_COL_ID, PIX_COL_PATH, PIX_COL_NAME, PIX_COL_DIR, PIX_COL_SIZE, PIX_COL_MTIME_NS,
+	PIX_COL_MD5, PIX_COL_MIME, PIX_COL_MEDIA, PIX_COL_STATE, PIX_COL_ERROR, PIX_COL_DEV, PIX_COL_INO,
+	PIX_COL_FIRST_SEEN_AT, PIX_COL_CHANGED_AT, PIX_COL_LAST_SEEN_AT, PIX_COL_HASHED_AT,
+	PIX_COL_MISSING_SINCE, PIX_COL_VERIFIED_AT, PIX_COL_VERIFY_STATE,
+	PIX_COL_DATE_TAKEN, PIX_COL_DATE_TZ, PIX_COL_DATE_SOURCE, PIX_COL_MAKE, PIX_COL_MODEL,
+	PIX_COL_LENS, PIX_COL_EXPOSURE_S, PIX_COL_FNUMBER, PIX_COL_ISO, PIX_COL_FOCAL_MM,
+	PIX_COL_ORIENTATION, PIX_COL_WIDTH, PIX_COL_HEIGHT, PIX_COL_GPS_LAT, PIX_COL_GPS_LON,
+	PIX_COL_GPS_ALT_M, PIX_COL_DURATION_S, PIX_COL_OSDB_HASH, PIX_COL_SIDECAR_ID,
+	PIX_N_COLS
+} PixColumn;
+
+/* The column names, as in file_info. */
+extern const char *const pix_column_names[PIX_N_COLS];
+
+typedef enum {
+	PIX_VAL_NULL,
+	PIX_VAL_INT,
+	PIX_VAL_REAL,
+	PIX_VAL_TEXT,   /* valid UTF-8 */
+	PIX_VAL_BYTES,  /* a path or name that is not UTF-8: the exact bytes */
+} PixValType;
+
+/* One value; `s` is borrowed for the duration of the callback, NUL-terminated,
+ * `len` bytes. */
+typedef struct {
+	PixValType type;
+	gint64 i;
+	double d;
+	const char *s;
+	gsize len;
+} PixValue;
+
+typedef struct {
+	PixValue v[PIX_N_COLS];
+	double distance_m;    /* with a `near` filter: metres from that point, else NAN */
+} PixRecord;
+
+/* Accessors: the text or bytes (NULL when NULL), the integer (`def` when
+ * NULL), the real (NAN when NULL; integers converted). */
+const char *pix_record_text(const PixRecord *r, PixColumn c);
+gint64 pix_record_int(const PixRecord *r, PixColumn c, gint64 def);
+double pix_record_real(const PixRecord *r, PixColumn c);
+
+typedef gboolean (*PixRecordFn)(gpointer data, const PixRecord *r);
+/* Calls fn for each file that passes `filter`, in `sort` order, at most
+ * `limit` (0: all); returning FALSE stops (then the call returns TRUE). */
+gboolean pix_store_each_record(PixStore *s, const PixFilter *filter, PixSort sort, gint64 limit, PixRecordFn fn,
+                               gpointer data, GError **error);
+
+/* One group of files with the same content, for `dups`. */
+typedef struct {
+	const char *md5;      /* 32 hex digits */
+	gint64 size;          /* of each copy */
+	guint n_files;        /* paths in the group (>= 2) */
+	guint n_distinct;     /* distinct files among them: hard links to one inode count once */
+	const PixRecord *const *files; /* n_files records, by path (borrowed) */
+} PixDupGroup;
+typedef gboolean (*PixDupFn)(gpointer data, const PixDupGroup *g);
+/* Calls fn for each group of two or more files that pass `filter`, are not
+ * missing, are not empty, and have the same MD5, the group that frees the
+ * most bytes first (size * (n_distinct - 1)). */
+gboolean pix_store_each_dup(PixStore *s, const PixFilter *filter, PixDupFn fn, gpointer data, GError **error);
+
+/* Counts and bytes of the files that pass a filter, by one key. */
+typedef struct {
+	char *key;            /* (owned) NULL: no value (no camera, no date) */
+	gint64 n;
+	gint64 bytes;
+} PixTally;
+typedef struct {
+	gint64 n, bytes;      /* all files that passed */
+	GArray *by_media;     /* PixTally, by media kind name */
+	GArray *by_camera;    /* PixTally, key "make\tmodel", most files first */
+	GArray *by_month;     /* PixTally, key "YYYY-MM" of date_taken, in order; NULL key (no date) last */
+} PixStats;
+void pix_stats_clear(PixStats *st);
+gboolean pix_store_stats(PixStore *s, const PixFilter *filter, PixStats *out, GError **error);
+
+#endif

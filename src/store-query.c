@@ -1,0 +1,510 @@
+/*
+ * store-query.c: the catalog as front ends and scripts read it: records of
+ * the `file_info` view that pass a filter (ls, export), groups of files
+ * with the same content (dups), and tallies (stats).
+ *
+ * Reads the catalog through a reader PixStore, only through the public
+ * view, so the commands read what doc/schema.md promises front ends.
+ * Main thread (any one thread per PixStore).
+ *
+ * Invariants:
+ *  1. Every value from the command line reaches SQLite as a bound
+ *     parameter; the SQL text is made only of constants.
+ *  2. One call reads one snapshot: each answer is one statement (stats:
+ *     one read transaction around its three statements).
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "query.h"
+#include "store-int.h"
+
+#include <math.h>
+#include <string.h>
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3_stmt, sqlite3_finalize)
+
+const char *const pix_column_names[PIX_N_COLS] = {
+	"id", "path", "name", "dir", "size", "mtime_ns", "md5", "mime", "media", "state", "error", "dev", "ino",
+	"first_seen_at", "changed_at", "last_seen_at", "hashed_at", "missing_since", "verified_at",
+	"verify_state", "date_taken", "date_tz", "date_source", "make", "model", "lens", "exposure_s",
+	"fnumber", "iso", "focal_mm", "orientation", "width", "height", "gps_lat", "gps_lon", "gps_alt_m",
+	"duration_s", "osdb_hash", "sidecar_id",
+};
+
+/* The mean radius of the Earth (IUGG), metres. */
+#define EARTH_RADIUS_M 6371008.8
+
+/* A statement being built: its text and, in order, its parameters. */
+typedef enum { ARG_TEXT, ARG_BLOB, ARG_REAL } ArgType;
+typedef struct {
+	ArgType type;
+	char *s;        /* owned */
+	gsize len;
+	double d;
+} Arg;
+
+typedef struct {
+	GString *sql;
+	GArray *args;   /* Arg */
+	char **paths;   /* borrowed: bound by pix_store_bind_under() */
+	int under_first; /* their first parameter number */
+} Sql;
+
+static void arg_clear(gpointer p)
+{
+	g_free(((Arg *)p)->s);
+}
+
+static void sql_init(Sql *q, const char *text)
+{
+	q->sql = g_string_new(text);
+	q->args = g_array_new(FALSE, TRUE, sizeof(Arg));
+	g_array_set_clear_func(q->args, arg_clear);
+	q->paths = NULL;
+	q->under_first = 0;
+}
+
+static void sql_clear(Sql *q)
+{
+	g_string_free(q->sql, TRUE);
+	g_array_free(q->args, TRUE);
+}
+
+/* Appends `text` with one numbered parameter in place of each '?'. */
+static void sql_add(Sql *q, const char *text, ...)
+{
+	va_list ap;
+	va_start(ap, text);
+	for (const char *p = text; *p != '\0'; p++) {
+		if (*p != '?') {
+			g_string_append_c(q->sql, *p);
+			continue;
+		}
+		Arg a = { .type = va_arg(ap, int) };
+		if (a.type == ARG_REAL) {
+			a.d = va_arg(ap, double);
+		} else {
+			const char *s = va_arg(ap, const char *);
+			a.len = strlen(s);
+			a.s = g_strdup(s);
+		}
+		g_array_append_val(q->args, a);
+		g_string_append_printf(q->sql, "?%u", q->args->len);
+	}
+	va_end(ap);
+}
+
+/* "%text%", with LIKE's wildcards in `text` escaped by '\'. */
+static char *like_pattern(const char *text)
+{
+	GString *p = g_string_new("%");
+	for (const char *c = text; *c != '\0'; c++) {
+		if (*c == '%' || *c == '_' || *c == '\\')
+			g_string_append_c(p, '\\');
+		g_string_append_c(p, *c);
+	}
+	g_string_append_c(p, '%');
+	return g_string_free(p, FALSE);
+}
+
+/* Great-circle distance in metres (haversine), for `near` filters. */
+static double distance_m(double lat1, double lon1, double lat2, double lon2)
+{
+	double rad = G_PI / 180.0;
+	double dlat = (lat2 - lat1) * rad, dlon = (lon2 - lon1) * rad;
+	double a = sin(dlat / 2) * sin(dlat / 2) + cos(lat1 * rad) * cos(lat2 * rad) * sin(dlon / 2) * sin(dlon / 2);
+	return 2 * EARTH_RADIUS_M * asin(sqrt(fmin(1.0, a)));
+}
+
+static void sql_distance_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (sqlite3_value_type(argv[i]) == SQLITE_NULL) {
+			sqlite3_result_null(ctx);
+			return;
+		}
+	sqlite3_result_double(ctx, distance_m(sqlite3_value_double(argv[0]), sqlite3_value_double(argv[1]),
+	                                      sqlite3_value_double(argv[2]), sqlite3_value_double(argv[3])));
+}
+
+/* The expression of a record's distance from the filter's point. */
+static void sql_distance(Sql *q, const PixFilter *f)
+{
+	sql_add(q, "pix_distance_m(gps_lat, gps_lon, ?, ?)", ARG_REAL, f->near_lat, ARG_REAL, f->near_lon);
+}
+
+/* Appends the filter's conditions, after a WHERE already written. */
+static void sql_filter(Sql *q, const PixFilter *f)
+{
+	static const char *const show_sql[] = {
+		[PIX_SHOW_PRESENT] = " state <> 'missing'",
+		[PIX_SHOW_MISSING] = " state = 'missing'",
+		[PIX_SHOW_ERRORS] = " state = 'error'",
+		[PIX_SHOW_ALL] = " 1",
+	};
+	g_string_append(q->sql, show_sql[f->show]);
+	if (f->media_mask != 0) {
+		const char *sep = " AND media IN (";
+		for (int m = 0; m < PIX_N_MEDIA; m++)
+			if (f->media_mask & (1u << m)) {
+				g_string_append(q->sql, sep);
+				sql_add(q, "?", ARG_TEXT, pix_media_name(m));
+				sep = ", ";
+			}
+		g_string_append(q->sql, ")");
+	}
+	if (f->date_from != NULL)
+		sql_add(q, " AND date_taken >= ?", ARG_TEXT, f->date_from);
+	if (f->date_to != NULL)
+		sql_add(q, " AND date_taken < ?", ARG_TEXT, f->date_to);
+	if (f->is_no_date)
+		g_string_append(q->sql, " AND date_taken IS NULL");
+	if (f->make != NULL) {
+		g_autofree char *p = like_pattern(f->make);
+		sql_add(q, " AND make LIKE ? ESCAPE '\\'", ARG_TEXT, p);
+	}
+	if (f->model != NULL) {
+		g_autofree char *p = like_pattern(f->model);
+		sql_add(q, " AND model LIKE ? ESCAPE '\\'", ARG_TEXT, p);
+	}
+	if (f->has_near) {
+		/* a box around the circle first, which the cheap comparisons
+		 * settle for most rows; longitudes near the poles or across
+		 * the antimeridian: any */
+		double dlat = f->radius_m / (EARTH_RADIUS_M * G_PI / 180.0);
+		double c = cos(fmin(89.0, fabs(f->near_lat) + dlat) * G_PI / 180.0);
+		double dlon = dlat / c;
+		sql_add(q, " AND gps_lat BETWEEN ? AND ?", ARG_REAL, f->near_lat - dlat, ARG_REAL, f->near_lat + dlat);
+		if (f->near_lon - dlon >= -180.0 && f->near_lon + dlon <= 180.0)
+			sql_add(q, " AND gps_lon BETWEEN ? AND ?", ARG_REAL, f->near_lon - dlon, ARG_REAL, f->near_lon + dlon);
+		g_string_append(q->sql, " AND ");
+		sql_distance(q, f);
+		sql_add(q, " <= ?", ARG_REAL, f->radius_m);
+	}
+	if (f->paths != NULL && f->paths[0] != NULL) {
+		q->paths = f->paths;
+		q->under_first = (int)q->args->len + 1;
+		pix_store_sql_under(q->sql, "dir", "name", g_strv_length(f->paths), q->under_first);
+	}
+}
+
+/* The column list of a record, then ", distance" (NULL without a point). */
+static void sql_columns(Sql *q, const PixFilter *f, const char *prefix)
+{
+	for (int c = 0; c < PIX_N_COLS; c++)
+		g_string_append_printf(q->sql, "%s%s%s", c == 0 ? "" : ", ", prefix, pix_column_names[c]);
+	if (f->has_near) {
+		g_string_append(q->sql, ", ");
+		sql_distance(q, f);
+	} else {
+		g_string_append(q->sql, ", NULL");
+	}
+}
+
+static sqlite3_stmt *sql_prepare(PixStore *s, Sql *q, GError **error)
+{
+	sqlite3 *db = pix_store_sqlite(s);
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_create_function(db, "pix_distance_m", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+	                                 sql_distance_fn, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, q->sql->str, -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		pix_store_sqlite_error(error, s, rc, "cannot prepare a query");
+		return NULL;
+	}
+	for (guint i = 0; i < q->args->len; i++) {
+		Arg *a = &g_array_index(q->args, Arg, i);
+		if (a->type == ARG_REAL)
+			sqlite3_bind_double(st, (int)i + 1, a->d);
+		else
+			sqlite3_bind_text(st, (int)i + 1, a->s, (int)a->len, SQLITE_STATIC);
+	}
+	if (q->paths != NULL)
+		pix_store_bind_under(st, q->under_first, q->paths);
+	return st;
+}
+
+static void value_from(PixValue *v, sqlite3_stmt *st, int i)
+{
+	memset(v, 0, sizeof(*v));
+	switch (sqlite3_column_type(st, i)) {
+	case SQLITE_INTEGER:
+		v->type = PIX_VAL_INT;
+		v->i = sqlite3_column_int64(st, i);
+		v->d = (double)v->i;
+		break;
+	case SQLITE_FLOAT:
+		v->type = PIX_VAL_REAL;
+		v->d = sqlite3_column_double(st, i);
+		break;
+	case SQLITE_TEXT:
+		v->type = PIX_VAL_TEXT;
+		v->s = (const char *)sqlite3_column_text(st, i);
+		v->len = (gsize)sqlite3_column_bytes(st, i);
+		break;
+	case SQLITE_BLOB:
+		/* blobs are paths and names that are not UTF-8; as bytes, NUL-terminated */
+		v->type = PIX_VAL_BYTES;
+		v->s = (const char *)sqlite3_column_text(st, i);
+		v->len = (gsize)sqlite3_column_bytes(st, i);
+		break;
+	default:
+		v->type = PIX_VAL_NULL;
+	}
+}
+
+static void record_from(PixRecord *r, sqlite3_stmt *st, int first)
+{
+	for (int c = 0; c < PIX_N_COLS; c++)
+		value_from(&r->v[c], st, first + c);
+	r->distance_m = sqlite3_column_type(st, first + PIX_N_COLS) == SQLITE_NULL
+	                ? NAN : sqlite3_column_double(st, first + PIX_N_COLS);
+}
+
+const char *pix_record_text(const PixRecord *r, PixColumn c)
+{
+	const PixValue *v = &r->v[c];
+	return v->type == PIX_VAL_TEXT || v->type == PIX_VAL_BYTES ? v->s : NULL;
+}
+
+gint64 pix_record_int(const PixRecord *r, PixColumn c, gint64 def)
+{
+	const PixValue *v = &r->v[c];
+	return v->type == PIX_VAL_INT ? v->i : v->type == PIX_VAL_REAL ? (gint64)v->d : def;
+}
+
+double pix_record_real(const PixRecord *r, PixColumn c)
+{
+	const PixValue *v = &r->v[c];
+	return v->type == PIX_VAL_INT || v->type == PIX_VAL_REAL ? v->d : NAN;
+}
+
+/* Steps `st` to its end, calling fn(data, st) per row; FALSE from fn stops. */
+typedef gboolean (*RowFn)(gpointer data, sqlite3_stmt *st);
+static gboolean each_row(PixStore *s, sqlite3_stmt *st, RowFn fn, gpointer data, GError **error)
+{
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (!fn(data, st))
+			return TRUE;
+	if (rc != SQLITE_DONE) {
+		pix_store_sqlite_error(error, s, rc, "cannot read the catalog");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+typedef struct {
+	PixRecordFn fn;
+	gpointer data;
+} EachRecord;
+
+static gboolean record_row(gpointer data, sqlite3_stmt *st)
+{
+	EachRecord *e = data;
+	PixRecord r;
+	record_from(&r, st, 0);
+	return e->fn(e->data, &r);
+}
+
+gboolean pix_store_each_record(PixStore *s, const PixFilter *filter, PixSort sort, gint64 limit, PixRecordFn fn,
+                               gpointer data, GError **error)
+{
+	static const char *const order_sql[] = {
+		[PIX_SORT_DATE] = " ORDER BY date_taken IS NULL, date_taken, path",
+		[PIX_SORT_PATH] = " ORDER BY path",
+		[PIX_SORT_SIZE] = " ORDER BY size DESC, path",
+		[PIX_SORT_NONE] = " ORDER BY id",
+	};
+	Sql q;
+	sql_init(&q, "SELECT ");
+	sql_columns(&q, filter, "");
+	g_string_append(q.sql, " FROM file_info WHERE");
+	sql_filter(&q, filter);
+	g_string_append(q.sql, order_sql[sort]);
+	if (limit > 0)
+		g_string_append_printf(q.sql, " LIMIT %" G_GINT64_FORMAT, limit);
+	g_autoptr(sqlite3_stmt) st = sql_prepare(s, &q, error);
+	EachRecord e = { fn, data };
+	gboolean is_ok = st != NULL && each_row(s, st, record_row, &e, error);
+	sql_clear(&q);
+	return is_ok;
+}
+
+/* --- dups --- */
+
+/* A record that outlives its row: values copied into `chunk`. */
+static PixRecord *record_copy(const PixRecord *r, GStringChunk *chunk)
+{
+	PixRecord *c = g_new(PixRecord, 1);
+	*c = *r;
+	for (int i = 0; i < PIX_N_COLS; i++)
+		if (c->v[i].s != NULL)
+			c->v[i].s = g_string_chunk_insert_len(chunk, c->v[i].s, (gssize)c->v[i].len);
+	return c;
+}
+
+typedef struct {
+	PixDupFn fn;
+	gpointer data;
+	GPtrArray *files;       /* PixRecord* of the group being read (owned) */
+	GStringChunk *chunk;
+	char md5[33];
+	gint64 size;
+	guint n_distinct;
+	gboolean is_stopped;
+} EachDup;
+
+static gboolean dup_flush(EachDup *e)
+{
+	if (e->files->len > 0 && !e->is_stopped) {
+		PixDupGroup g = {
+			.md5 = e->md5,
+			.size = e->size,
+			.n_files = e->files->len,
+			.n_distinct = e->n_distinct,
+			.files = (const PixRecord *const *)e->files->pdata,
+		};
+		e->is_stopped = !e->fn(e->data, &g);
+	}
+	g_ptr_array_set_size(e->files, 0);
+	g_string_chunk_clear(e->chunk);
+	return !e->is_stopped;
+}
+
+static gboolean dup_row(gpointer data, sqlite3_stmt *st)
+{
+	EachDup *e = data;
+	PixRecord r;
+	record_from(&r, st, 1);
+	const char *md5 = pix_record_text(&r, PIX_COL_MD5);
+	if (md5 == NULL)
+		return TRUE;
+	if (strcmp(md5, e->md5) != 0) {
+		if (!dup_flush(e))
+			return FALSE;
+		g_strlcpy(e->md5, md5, sizeof(e->md5));
+		e->size = pix_record_int(&r, PIX_COL_SIZE, 0);
+		e->n_distinct = (guint)sqlite3_column_int64(st, 0);
+	}
+	g_ptr_array_add(e->files, record_copy(&r, e->chunk));
+	return TRUE;
+}
+
+gboolean pix_store_each_dup(PixStore *s, const PixFilter *filter, PixDupFn fn, gpointer data, GError **error)
+{
+	PixFilter f = *filter;
+	Sql q;
+
+	/* copies present on disk only: a missing file frees nothing */
+	if (f.show == PIX_SHOW_ALL || f.show == PIX_SHOW_MISSING)
+		f.show = PIX_SHOW_PRESENT;
+	sql_init(&q, "WITH sel AS (SELECT ");
+	sql_columns(&q, &f, "");
+	g_string_append(q.sql, " FROM file_info WHERE");
+	sql_filter(&q, &f);
+	/* the duplicates view finds the candidates through the MD5 index;
+	 * the groups are then made again among those that pass the filter */
+	g_string_append(q.sql,
+		" AND id IN (SELECT id FROM duplicates)),"
+		" grp AS (SELECT md5 AS g_md5, count(DISTINCT dev || ':' || ino) AS g_distinct, max(size) AS g_size"
+		" FROM sel GROUP BY md5 HAVING count(*) > 1)"
+		" SELECT g_distinct, sel.* FROM sel JOIN grp ON g_md5 = sel.md5"
+		" ORDER BY g_size * (g_distinct - 1) DESC, g_md5, sel.path");
+	g_autoptr(sqlite3_stmt) st = sql_prepare(s, &q, error);
+	EachDup e = { .fn = fn, .data = data, .files = g_ptr_array_new_with_free_func(g_free),
+	              .chunk = g_string_chunk_new(4096) };
+	gboolean is_ok = st != NULL && each_row(s, st, dup_row, &e, error);
+	if (is_ok)
+		dup_flush(&e);
+	g_ptr_array_free(e.files, TRUE);
+	g_string_chunk_free(e.chunk);
+	sql_clear(&q);
+	return is_ok;
+}
+
+/* --- stats --- */
+
+static void tally_clear(gpointer p)
+{
+	g_free(((PixTally *)p)->key);
+}
+
+static GArray *tally_array(void)
+{
+	GArray *a = g_array_new(FALSE, TRUE, sizeof(PixTally));
+	g_array_set_clear_func(a, tally_clear);
+	return a;
+}
+
+void pix_stats_clear(PixStats *st)
+{
+	for (GArray **a = (GArray *[]){ st->by_media, st->by_camera, st->by_month }, **end = a + 3; a < end; a++)
+		if (*a != NULL)
+			g_array_free(*a, TRUE);
+	memset(st, 0, sizeof(*st));
+}
+
+static gboolean tally_row(gpointer data, sqlite3_stmt *st)
+{
+	PixTally t = {
+		.key = sqlite3_column_type(st, 0) == SQLITE_NULL ? NULL : g_strdup((const char *)sqlite3_column_text(st, 0)),
+		.n = sqlite3_column_int64(st, 1),
+		.bytes = sqlite3_column_int64(st, 2),
+	};
+	g_array_append_val((GArray *)data, t);
+	return TRUE;
+}
+
+/* Runs "SELECT key, count(*), sum(size) ... GROUP BY key ORDER BY ..." over
+ * the filtered files into `out`. */
+static gboolean tally(PixStore *s, const PixFilter *f, const char *key_sql, const char *order_sql, GArray *out,
+                      GError **error)
+{
+	Sql q;
+	sql_init(&q, "SELECT ");
+	g_string_append_printf(q.sql, "%s AS k, count(*), coalesce(sum(size), 0) FROM file_info WHERE", key_sql);
+	sql_filter(&q, f);
+	g_string_append_printf(q.sql, " GROUP BY k ORDER BY %s", order_sql);
+	g_autoptr(sqlite3_stmt) st = sql_prepare(s, &q, error);
+	gboolean is_ok = st != NULL && each_row(s, st, tally_row, out, error);
+	sql_clear(&q);
+	return is_ok;
+}
+
+static gboolean read_txn(PixStore *s, const char *sql, GError **error)
+{
+	int rc = sqlite3_exec(pix_store_sqlite(s), sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		pix_store_sqlite_error(error, s, rc, "cannot read the catalog");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean pix_store_stats(PixStore *s, const PixFilter *filter, PixStats *out, GError **error)
+{
+	memset(out, 0, sizeof(*out));
+	out->by_media = tally_array();
+	out->by_camera = tally_array();
+	out->by_month = tally_array();
+	/* one snapshot for the three tallies, so their totals agree */
+	if (!read_txn(s, "BEGIN", error))
+		return FALSE;
+	gboolean is_ok =
+		tally(s, filter, "media", "count(*) DESC, k", out->by_media, error) &&
+		tally(s, filter,
+		      "CASE WHEN make IS NULL AND model IS NULL THEN NULL"
+		      " ELSE coalesce(trim(make), '') || char(9) || coalesce(trim(model), '') END",
+		      "k IS NULL, count(*) DESC, k", out->by_camera, error) &&
+		tally(s, filter, "substr(date_taken, 1, 7)", "k IS NULL, k", out->by_month, error);
+	sqlite3_exec(pix_store_sqlite(s), "COMMIT", NULL, NULL, NULL);
+	if (!is_ok)
+		return FALSE;
+	for (guint i = 0; i < out->by_media->len; i++) {
+		PixTally *t = &g_array_index(out->by_media, PixTally, i);
+		out->n += t->n;
+		out->bytes += t->bytes;
+	}
+	return TRUE;
+}

@@ -1,0 +1,126 @@
+#!/bin/sh
+# photoidx dups: groups of identical files, hard links that free nothing,
+# empty and missing files left out, filters; the samples' known duplicate
+# pair and nothing else.  photoidx stats: totals by type, camera and month,
+# the month histogram in a real terminal and in a pipe.
+. "$(dirname "$0")/lib.sh"
+
+test_expect_success 'setup: copies, a hard link, empty files, a missing copy' '
+	mkdir -p lib/copy lib/other &&
+	mkfix jpeg lib/a.jpg --make Canon --model "Canon EOS 5D" --date "2023:06:01 10:00:00" --size 30000 &&
+	cp lib/a.jpg lib/copy/a.jpg && cp lib/a.jpg lib/copy/a2.jpg &&
+	mkfix jpeg lib/b.jpg --make Canon --model "Canon EOS 5D" --date "2023:06:20 10:00:00" --seed 2 --size 20000 &&
+	ln lib/b.jpg lib/other/b-link.jpg &&
+	mkfix jpeg lib/c.jpg --make "NIKON CORPORATION" --model "NIKON D70" --date "2023:09:02 08:00:00" --seed 3 &&
+	cp lib/c.jpg lib/other/c-gone.jpg &&
+	mkfix jpeg lib/d.jpg --make Apple --model "iPhone 12 Pro" --date "2024:01:15 12:00:00" --seed 4 &&
+	mkfix tiff lib/e.tif &&
+	: >lib/empty1 && : >lib/empty2 &&
+	age lib &&
+	px scan --db "$DB" -q lib &&
+	rm lib/other/c-gone.jpg && px scan --db "$DB" -q lib
+'
+
+test_expect_success 'dups: the copies, and the hard link that frees nothing; totals' '
+	px dups --db "$DB" >out &&
+	cat out &&
+	size=$(stat -c %s lib/a.jpg) &&
+	head -n 1 out | grep -q "^$(md5sum <lib/a.jpg | cut -c1-32)  3 copies of " &&
+	grep -q "^  $TRASH/lib/copy/a2.jpg$" out &&
+	grep -q "other/b-link.jpg  \[hard link of $TRASH/lib/b.jpg: the same file\]" out &&
+	grep -q "^2 groups of duplicates, 5 files: keeping one copy of each would free" out &&
+	! grep -q "empty\|c-gone\|c.jpg" out
+'
+
+test_expect_success 'dups --json: groups, copies, distinct files, bytes freed' '
+	px dups --db "$DB" --json >d.json &&
+	size=$(stat -c %s lib/a.jpg) &&
+	jq -e ".n_groups == 2 and .n_files == 5 and .bytes_freed == 2 * $size" d.json &&
+	jq -e ".groups[0].copies == 3 and .groups[0].distinct == 3 and .groups[0].size == $size" d.json &&
+	jq -e ".groups[1].copies == 2 and .groups[1].distinct == 1 and .groups[1].bytes_freed == 0" d.json &&
+	jq -e "[.groups[1].files[] | .hard_link_of] | map(select(. != null)) | length == 1" d.json &&
+	test "$(jq -r ".groups[0].files[].path" d.json | sed "s|$TRASH/||" | tr "\n" " ")" = "lib/a.jpg lib/copy/a.jpg lib/copy/a2.jpg "
+'
+
+test_expect_success 'dups with a path: copies among the files there only' '
+	px dups --db "$DB" --json lib/copy >c.json &&
+	jq -e ".n_groups == 1 and .groups[0].copies == 2" c.json &&
+	px dups --db "$DB" --json lib/other >o.json &&
+	jq -e ".n_groups == 0 and .groups == []" o.json
+'
+
+test_expect_success 'dups deletes nothing' '
+	test -f lib/a.jpg && test -f lib/copy/a.jpg && test -f lib/copy/a2.jpg && test -f lib/other/b-link.jpg
+'
+
+test_expect_success 'the duplicates view agrees' '
+	test "$(q "select count(*) || \" \" || count(distinct md5) from duplicates")" = "5 2"
+'
+
+test_expect_success 'stats --json: totals by media, camera and month' '
+	px stats --db "$DB" --json >s.json &&
+	n=$(find lib -type f | wc -l) && bytes=$(find lib -type f -printf "%s\n" | awk "{ s += \$1 } END { print s }") &&
+	jq -e ".files == $n and .bytes == $bytes" s.json &&
+	jq -e "[.by_media[] | .files] | add == $n" s.json &&
+	jq -e ".by_media[] | select(.media == \"image\") | .files == 8" s.json &&
+	jq -e ".by_camera[0] | .make == \"Canon\" and .model == \"Canon EOS 5D\" and .files == 5" s.json &&
+	jq -e ".by_camera[-1] | .make == null and .model == null and .files == 3" s.json &&
+	jq -e "[.by_month[] | .month] == [\"2023-06\", \"2023-09\", \"2024-01\", null]" s.json &&
+	jq -e ".by_month[0].files == 5 and .by_month[0].bytes == $(stat -c %s lib/a.jpg) * 3 + $(stat -c %s lib/b.jpg) * 2" s.json
+'
+
+test_expect_success 'stats with filters: a path, a type, a camera' '
+	test "$(px stats --db "$DB" --json lib/copy | jq .files)" = 2 &&
+	test "$(px stats --db "$DB" --json --type other | jq .files)" = 2 &&
+	test "$(px stats --db "$DB" --json --make nikon | jq -c "[.by_month[].month]")" = "[\"2023-09\"]" &&
+	test "$(px stats --db "$DB" --json --missing | jq .files)" = 1
+'
+
+test_expect_success 'stats text: sections, cameras named once, months with gaps shown' '
+	COLUMNS=60 px stats --db "$DB" >s.txt &&
+	cat s.txt &&
+	grep -q "^10 files, " s.txt &&
+	grep -q "^by media type$" s.txt && grep -q "^by camera$" s.txt && grep -q "^by month taken$" s.txt &&
+	grep -q "^  NIKON D70  *1 " s.txt && grep -q "^  Canon EOS 5D  *5 " s.txt &&
+	grep -q "^  (no camera recorded)  *3 " s.txt &&
+	grep -q "^  2023-07  *0$" s.txt && grep -q "^  2023-08  *0$" s.txt &&
+	grep -q "^  \.\.\. 3 months without files$" s.txt &&
+	grep -q "^  no date  *3 " s.txt
+'
+
+test_expect_success 'the histogram: longest bar fills the width, others in proportion' '
+	bar() { grep "^  $1 " s.txt | cut -c33-; } &&
+	test "$(bar 2023-06 | wc -m)" = 30 &&
+	test "$(bar 2023-09 | wc -m)" = 7 &&
+	LC_ALL=C COLUMNS=60 px stats --db "$DB" >ascii.txt &&
+	test "$(grep "^  2023-06 " ascii.txt | cut -c33-)" = "#############################"
+'
+
+test_expect_success 'the histogram takes the width of a real terminal' '
+	if ! command -v script >/dev/null; then echo "script(1) not installed"; exit 1; fi
+	script -qefc "stty cols 100; \"$PHOTOIDX\" stats --db \"$DB\"" /dev/null >tty.out &&
+	test "$(grep "^  2023-06 " tty.out | tr -d "\r" | cut -c33- | wc -m)" = 70
+'
+
+if [ -d "$PIX_SAMPLES" ]; then
+	test_expect_success 'samples: dups finds the md5-duplicates pair and nothing else' '
+		cp -rp "$PIX_SAMPLES" samples && chmod -R u+w samples &&
+		test_expect_code 1 px scan --db s.db -q samples 2>/dev/null &&
+		awk -F "\t" "\$1 == \"md5-duplicates\" { print \"$TRASH/samples/\" \$2 }" samples/INDEX.tsv | sort >expect &&
+		test "$(wc -l <expect)" -ge 2 &&
+		px dups --db s.db --json >sd.json &&
+		jq -r ".groups[].files[].path" sd.json | sort >actual &&
+		diff expect actual &&
+		jq -e ".n_groups == 1" sd.json
+	'
+	test_expect_success 'samples: stats counts every file, by media as file_info has them' '
+		px stats --db s.db --json >ss.json &&
+		jq -e ".files == $(find samples -type f | wc -l)" ss.json &&
+		test "$(jq -r ".by_media[] | \"\(.media) \(.files)\"" ss.json | sort)" = \
+			"$(sqlite3 s.db "select media || \" \" || count(*) from file_info group by media" | sort)"
+	'
+else
+	test_skip 'samples: dups and stats' '../shared/samples is absent'
+fi
+
+test_done
