@@ -85,6 +85,8 @@ install: photoidx
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 photoidx $(DESTDIR)$(PREFIX)/bin/photoidx
 	install -m 644 doc/photoidx.1 $(DESTDIR)$(PREFIX)/share/man/man1/photoidx.1
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 contrib/bash-completion/photoidx $(DESTDIR)$(PREFIX)/share/bash-completion/completions/photoidx
 
 clean:
 	rm -rf build build-san photoidx

@@ -252,6 +252,16 @@ run_corpus() {
 		measure "$c" warm photoidx_rescan "'$PHOTOIDX' scan --db '$db' -q '$dir'"
 		measure "$c" warm photoidx_quick "'$PHOTOIDX' scan --db '$db' -q --quick '$dir'"
 		measure "$c" warm find_stat "find '$dir' -printf '%s %T@ %C@ %i\n'"
+		# reading the catalog: each command against the sqlite3 shell
+		# running the nearest query over the same view
+		measure "$c" warm q_photoidx_ls "'$PHOTOIDX' ls --db '$db'"
+		measure "$c" warm q_sqlite3_ls "sqlite3 '$db' \"SELECT date_taken, path FROM file_info WHERE state <> 'missing' ORDER BY date_taken IS NULL, date_taken, path\""
+		measure "$c" warm q_photoidx_dups "'$PHOTOIDX' dups --db '$db'"
+		measure "$c" warm q_sqlite3_dups "sqlite3 '$db' 'SELECT * FROM duplicates ORDER BY md5, path'"
+		measure "$c" warm q_photoidx_stats "'$PHOTOIDX' stats --db '$db'"
+		measure "$c" warm q_sqlite3_stats "sqlite3 '$db' \"SELECT substr(date_taken, 1, 7) AS m, count(*), sum(size) FROM file_info WHERE state <> 'missing' GROUP BY m\""
+		measure "$c" warm q_photoidx_csv "'$PHOTOIDX' export --db '$db' --format csv"
+		measure "$c" warm q_sqlite3_csv "sqlite3 -csv -header '$db' 'SELECT * FROM file_info'"
 	fi
 	rm -f "$db"*
 }
@@ -359,7 +369,7 @@ report() {
 				}' "$RESULTS"
 		done
 	done
-	if [ -f "$BENCH_DIR/lib-import.json" ]; then lib_report; fi
+	if [ -f "$BENCH_DIR/lib-import.json" ]; then lib_report; query_report; fi
 	awk '$1 == "card" && $2 == "warm" && $3 == "photoidx_meta" { m = $4 } $1 == "card" && $2 == "warm" && $3 == "photoidx_scan" { s = $4 }
 		$1 == "card" && $2 == "warm" && $3 == "exiftool" { e = $4 }
 		END { if (m != "" && m > 0) printf "\nMetadata of the card: exiftool -fast2 %.2f s; photoidx spends %.3f s of processor time reading headers and EXIF (%.0fx faster) and %.2f s checking that each image reaches its end marker (a damage check exiftool does not make).\n", e, m, e / m, s }' "$RESULTS"
@@ -415,6 +425,25 @@ lib_report() {
 			if (p == "") exit
 			printf "\nUnchanged rescan of the library, warm: `find -printf` of the same stat fields %.2f s; photoidx %.2f s (%s, target: 1.5x at most), peak RSS %.0f MB, %s bytes of file data read (target: 0); `scan --quick` %.2f s (%s, target: below 1x), peak RSS %.0f MB, %s bytes read.\n",
 				f, p, ratio(p, f), pr / 1024, rb, q, ratio(q, f), qr / 1024, qb
+		}' "$RESULTS"
+}
+
+# Reading the 500k-file catalog: photoidx's commands against sqlite3.
+query_report() {
+	awk '$1 == "lib" && $3 ~ /^q_/ { split($3, a, "_"); t[a[2], a[3]] = $4; r[a[2], a[3]] = $5; k[a[3]] = 1 }
+		END {
+			n = split("ls dups stats csv", order, " ")
+			for (i = 1; i <= n; i++) if (order[i] in k) any = 1
+			if (!any) exit
+			printf "\nReading the catalog of the library (warm, median seconds; sqlite3 runs the nearest query over the same view):\n\n"
+			printf "| command | photoidx | sqlite3 | ratio | photoidx peak RSS |\n| --- | --- | --- | --- | --- |\n"
+			for (i = 1; i <= n; i++) {
+				c = order[i]
+				if (!(c in k)) continue
+				name = c == "csv" ? "export --format csv" : c
+				printf "| `%s` | %.2f | %.2f | %s | %.0f MB |\n", name, t["photoidx", c], t["sqlite3", c],
+					t["sqlite3", c] > 0 ? sprintf("%.2fx", t["photoidx", c] / t["sqlite3", c]) : "-", r["photoidx", c] / 1024
+			}
 		}' "$RESULTS"
 }
 

@@ -42,14 +42,19 @@ test_expect_success 'scan --help documents the options' '
 	done
 '
 
-test_expect_success 'the man page documents every option of scan --help' '
-	px scan --help | grep -o -- "--[a-z][a-z-]*" | sort -u >opts &&
-	test "$(wc -l <opts)" -ge 15 &&
-	while read -r o; do
-		[ "$o" = --help ] && continue
-		m=$(printf "%s" "$o" | sed "s/-/\\\\\\\\-/g")
-		grep -q -- "$m" "$REPO/doc/photoidx.1" || { echo "$o missing from doc/photoidx.1"; exit 1; }
-	done <opts
+test_expect_success 'the man page documents every command, and every option of each' '
+	px --help | sed -n "/^commands:/,/^$/p" | awk "NF > 1 { print \$1 }" >cmds &&
+	test "$(wc -l <cmds)" -ge 8 &&
+	test "$(px scan --help | grep -o -- "--[a-z][a-z-]*" | sort -u | wc -l)" -ge 15 &&
+	while read -r c; do
+		grep -q "^\.SS $c$" "$REPO/doc/photoidx.1" || { echo "command $c missing from doc/photoidx.1"; exit 1; }
+		px "$c" --help | grep -o -- "--[a-z][a-z0-9-]*" | sort -u >opts &&
+		while read -r o; do
+			[ "$o" = --help ] && continue
+			m=$(printf "%s" "$o" | sed "s/-/\\\\\\\\-/g")
+			grep -q -- "$m" "$REPO/doc/photoidx.1" || { echo "$c $o missing from doc/photoidx.1"; exit 1; }
+		done <opts
+	done <cmds
 '
 
 test_expect_success 'a path that does not exist: named, exit 1, no catalog needed' '

@@ -28,6 +28,41 @@ test_expect_success 'a reader during a scan: never busy, only whole batches, cou
 	test "$(q "select count(*) from files")" = 60
 '
 
+test_expect_success 'a reader holding one snapshot through a whole scan: the scan is not held up, the snapshot does not move' '
+	rm -f "$DB"*
+	mkdir -p one && cp lib/f1.bin one/ && age one &&
+	px scan --db "$DB" -q one &&
+	rm -f snap.fifo && mkfifo snap.fifo &&
+	{ sqlite3 -batch "file:$DB?mode=ro" <snap.fifo >snap.out 2>&1 & } &&
+	exec 7>snap.fifo &&
+	echo "BEGIN; SELECT count(*) FROM photos; SELECT count(*) FROM file_info;" >&7 &&
+	sleep 0.3 &&
+	start=$(date +%s) &&
+	px scan --db "$DB" -q --readers 1 --limit-rate 4M lib &&
+	end=$(date +%s) &&
+	echo "SELECT count(*) FROM file_info; COMMIT; SELECT count(*) FROM file_info;" >&7 &&
+	exec 7>&- && wait &&
+	cat snap.out && test "$(tr "\n" " " <snap.out)" = "0 1 1 61 " &&
+	test $((end - start)) -lt 10 &&
+	test "$(px ls --db "$DB" --sort none | wc -l)" = 61
+'
+
+test_expect_success 'photoidx ls during a scan: valid output every time, counts that only grow' '
+	rm -f "$DB"*
+	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M lib &
+	pid=$!
+	i=0 && until px ls --db "$DB" >/dev/null 2>&1 || [ $i -gt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	bad=0 && last=0 && n=0 &&
+	while kill -0 $pid 2>/dev/null; do
+		px ls --db "$DB" --jsonl --all >ls.out || bad=1
+		jq -e -s "length >= $last" ls.out >/dev/null || { echo "count went down from $last"; bad=1; }
+		last=$(wc -l <ls.out) && n=$((n + 1))
+		sleep 0.1
+	done
+	wait $pid && test $bad = 0 && test $n -gt 3 &&
+	test "$(px ls --db "$DB" --jsonl | wc -l)" = 60
+'
+
 test_expect_success 'a second scan with --no-wait refuses at once (exit 2, names the holder)' '
 	rm -f "$DB"*
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M lib &
