@@ -2,7 +2,9 @@
 -- photo or video on disk, and `duplicates`, the files whose content
 -- another file has too.  Both are views over file_info: front ends query
 -- them without knowing the tables, which may change; the views keep their
--- columns.
+-- columns.  A later migration that drops file_info (to add a column)
+-- must drop these first and create them again after: SQLite checks every
+-- view when a table is altered.
 
 -- Every image, RAW file and video present on disk (state 'ok', or 'error'
 -- when only its content is damaged and its MD5 is known or it could not be
