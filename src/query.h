@@ -119,11 +119,13 @@ typedef struct {
 } PixTally;
 typedef struct {
 	gint64 n, bytes;      /* all files that passed */
-	GArray *by_media;     /* PixTally, by media kind name */
+	GArray *by_media;     /* PixTally, key a media kind name, most files first */
 	GArray *by_camera;    /* PixTally, key "make\tmodel", most files first */
 	GArray *by_month;     /* PixTally, key "YYYY-MM" of date_taken, in order; NULL key (no date) last */
 } PixStats;
 void pix_stats_clear(PixStats *st);
+/* Fills *out (clear it with pix_stats_clear, also after a failure) in one
+ * pass over the files that pass `filter`. */
 gboolean pix_store_stats(PixStore *s, const PixFilter *filter, PixStats *out, GError **error);
 
 #endif

@@ -10,14 +10,14 @@
  * Invariants:
  *  1. Every value from the command line reaches SQLite as a bound
  *     parameter; the SQL text is made only of constants.
- *  2. One call reads one snapshot: each answer is one statement (stats:
- *     one read transaction around its three statements).
+ *  2. One call reads one snapshot: each answer is one statement.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "query.h"
 #include "store-int.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3_stmt, sqlite3_finalize)
@@ -439,72 +439,98 @@ static GArray *tally_array(void)
 
 void pix_stats_clear(PixStats *st)
 {
-	for (GArray **a = (GArray *[]){ st->by_media, st->by_camera, st->by_month }, **end = a + 3; a < end; a++)
-		if (*a != NULL)
-			g_array_free(*a, TRUE);
-	memset(st, 0, sizeof(*st));
+	g_clear_pointer(&st->by_media, g_array_unref);
+	g_clear_pointer(&st->by_camera, g_array_unref);
+	g_clear_pointer(&st->by_month, g_array_unref);
+	st->n = st->bytes = 0;
+}
+
+/* Adds n files of `bytes` to the tally of `key` (NULL: none) in `a`,
+ * found through `index` (key -> position + 1; NULL key as ""). */
+static void tally_add(GArray *a, GHashTable *index, const char *key, gint64 n, gint64 bytes)
+{
+	const char *k = key != NULL ? key : "";
+	guint at = GPOINTER_TO_UINT(g_hash_table_lookup(index, k));
+	if (at == 0) {
+		PixTally t = { .key = g_strdup(key) };
+		g_array_append_val(a, t);
+		at = a->len;
+		g_hash_table_insert(index, g_strdup(k), GUINT_TO_POINTER(at));
+	}
+	PixTally *t = &g_array_index(a, PixTally, at - 1);
+	t->n += n;
+	t->bytes += bytes;
+}
+
+typedef struct {
+	PixStats *out;
+	GHashTable *index[3];   /* by_media, by_camera, by_month */
+} Tallies;
+
+static const char *column_text_or_null(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? NULL : (const char *)sqlite3_column_text(st, i);
 }
 
 static gboolean tally_row(gpointer data, sqlite3_stmt *st)
 {
-	PixTally t = {
-		.key = sqlite3_column_type(st, 0) == SQLITE_NULL ? NULL : g_strdup((const char *)sqlite3_column_text(st, 0)),
-		.n = sqlite3_column_int64(st, 1),
-		.bytes = sqlite3_column_int64(st, 2),
-	};
-	g_array_append_val((GArray *)data, t);
+	Tallies *t = data;
+	gint64 n = sqlite3_column_int64(st, 3), bytes = sqlite3_column_int64(st, 4);
+
+	tally_add(t->out->by_media, t->index[0], column_text_or_null(st, 0), n, bytes);
+	tally_add(t->out->by_camera, t->index[1], column_text_or_null(st, 1), n, bytes);
+	tally_add(t->out->by_month, t->index[2], column_text_or_null(st, 2), n, bytes);
+	t->out->n += n;
+	t->out->bytes += bytes;
 	return TRUE;
 }
 
-/* Runs "SELECT key, count(*), sum(size) ... GROUP BY key ORDER BY ..." over
- * the filtered files into `out`. */
-static gboolean tally(PixStore *s, const PixFilter *f, const char *key_sql, const char *order_sql, GArray *out,
-                      GError **error)
+/* Most files first, then by key; no key last. */
+static gint by_count(gconstpointer pa, gconstpointer pb)
 {
-	Sql q;
-	sql_init(&q, "SELECT ");
-	g_string_append_printf(q.sql, "%s AS k, count(*), coalesce(sum(size), 0) FROM file_info WHERE", key_sql);
-	sql_filter(&q, f);
-	g_string_append_printf(q.sql, " GROUP BY k ORDER BY %s", order_sql);
-	g_autoptr(sqlite3_stmt) st = sql_prepare(s, &q, error);
-	gboolean is_ok = st != NULL && each_row(s, st, tally_row, out, error);
-	sql_clear(&q);
-	return is_ok;
+	const PixTally *a = pa, *b = pb;
+	if ((a->key == NULL) != (b->key == NULL))
+		return a->key == NULL ? 1 : -1;
+	if (a->n != b->n)
+		return a->n > b->n ? -1 : 1;
+	return g_strcmp0(a->key, b->key);
 }
 
-static gboolean read_txn(PixStore *s, const char *sql, GError **error)
+/* By key; no key last. */
+static gint by_key(gconstpointer pa, gconstpointer pb)
 {
-	int rc = sqlite3_exec(pix_store_sqlite(s), sql, NULL, NULL, NULL);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot read the catalog");
-		return FALSE;
-	}
-	return TRUE;
+	const PixTally *a = pa, *b = pb;
+	if ((a->key == NULL) != (b->key == NULL))
+		return a->key == NULL ? 1 : -1;
+	return g_strcmp0(a->key, b->key);
 }
 
 gboolean pix_store_stats(PixStore *s, const PixFilter *filter, PixStats *out, GError **error)
 {
+	Tallies t = { .out = out };
+	Sql q;
+
 	memset(out, 0, sizeof(*out));
 	out->by_media = tally_array();
 	out->by_camera = tally_array();
 	out->by_month = tally_array();
-	/* one snapshot for the three tallies, so their totals agree */
-	if (!read_txn(s, "BEGIN", error))
-		return FALSE;
-	gboolean is_ok =
-		tally(s, filter, "media", "count(*) DESC, k", out->by_media, error) &&
-		tally(s, filter,
-		      "CASE WHEN make IS NULL AND model IS NULL THEN NULL"
-		      " ELSE coalesce(trim(make), '') || char(9) || coalesce(trim(model), '') END",
-		      "k IS NULL, count(*) DESC, k", out->by_camera, error) &&
-		tally(s, filter, "substr(date_taken, 1, 7)", "k IS NULL, k", out->by_month, error);
-	sqlite3_exec(pix_store_sqlite(s), "COMMIT", NULL, NULL, NULL);
-	if (!is_ok)
-		return FALSE;
-	for (guint i = 0; i < out->by_media->len; i++) {
-		PixTally *t = &g_array_index(out->by_media, PixTally, i);
-		out->n += t->n;
-		out->bytes += t->bytes;
-	}
-	return TRUE;
+	for (int i = 0; i < 3; i++)
+		t.index[i] = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	/* one pass, grouped by all three keys at once (a few thousand groups
+	 * for a large library), summed into each tally here */
+	sql_init(&q, "SELECT media,"
+	             " CASE WHEN make IS NULL AND model IS NULL THEN NULL"
+	             " ELSE coalesce(trim(make), '') || char(9) || coalesce(trim(model), '') END,"
+	             " substr(date_taken, 1, 7), count(*), coalesce(sum(size), 0) FROM file_info WHERE");
+	sql_filter(&q, filter);
+	g_string_append(q.sql, " GROUP BY 1, 2, 3");
+	g_autoptr(sqlite3_stmt) st = sql_prepare(s, &q, error);
+	gboolean is_ok = st != NULL && each_row(s, st, tally_row, &t, error);
+	sql_clear(&q);
+	for (int i = 0; i < 3; i++)
+		g_hash_table_unref(t.index[i]);
+	g_array_sort(out->by_media, by_count);
+	g_array_sort(out->by_camera, by_count);
+	g_array_sort(out->by_month, by_key);
+	return is_ok;
 }
