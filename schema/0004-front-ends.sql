@@ -24,11 +24,14 @@ WHERE media IN ('image', 'raw', 'video') AND state <> 'missing';
 -- to one inode count once).  Removing all but one copy of each group
 -- frees size * (distinct_files - 1) bytes.
 CREATE VIEW duplicates AS
-WITH grp AS (
-    -- by files_by_md5, in one ordered pass
+WITH cand AS (
+    -- the MD5s found twice or more, from files_by_md5 alone (no row read)
+    SELECT md5 AS c_md5 FROM files WHERE md5 IS NOT NULL GROUP BY md5 HAVING count(*) > 1
+), grp AS (
+    -- of those, the groups still twice or more among present, non-empty files
     SELECT md5 AS g_md5, count(*) AS copies, count(DISTINCT dev || ':' || ino) AS distinct_files
     FROM files
-    WHERE state <> 'missing' AND md5 IS NOT NULL AND size > 0
+    WHERE md5 IN (SELECT c_md5 FROM cand) AND state <> 'missing' AND size > 0
     GROUP BY md5 HAVING count(*) > 1
 )
 SELECT lower(hex(f.md5)) AS md5, f.size AS size, g.copies AS copies, g.distinct_files AS distinct_files,

@@ -399,7 +399,7 @@ gboolean pix_store_each_dup(PixStore *s, const PixFilter *filter, PixDupFn fn, g
 	/* copies present on disk only: a missing file frees nothing */
 	if (f.show == PIX_SHOW_ALL || f.show == PIX_SHOW_MISSING)
 		f.show = PIX_SHOW_PRESENT;
-	sql_init(&q, "WITH sel AS (SELECT ");
+	sql_init(&q, "WITH sel AS MATERIALIZED (SELECT ");
 	sql_columns(&q, &f, "");
 	g_string_append(q.sql, " FROM file_info WHERE");
 	sql_filter(&q, &f);
