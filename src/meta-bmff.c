@@ -26,6 +26,13 @@
  * A box too large for metadata (over MAX_LEAF) is left unread, not called
  * damage; after MAX_HEADERS boxes (a long fragmented movie) the walk stops.
  *
+ * Damage: a box walked or kept that runs past the file's end (a truncated
+ * file), and a movie or CR3 without 'moov', an HEIF without 'meta' (cut
+ * before it was written).  Media data ('mdat' and the other skipped boxes)
+ * is not judged: test suites trim it, as the samples show, and nothing of
+ * ours is in it.  An item whose extents lie in the 'meta' box that
+ * describes it is damage too.
+ *
  * The video date is the movie header's creation time, which the format
  * defines as UTC; when Apple's creationdate gives the local offset, the
  * date is shown in that offset (the same instant).
@@ -108,6 +115,14 @@ struct Bmff {
 	gboolean is_mode_known;
 	GArray *nodes;          /* Node; index 0 is the file itself */
 	guint n_headers;        /* box headers asked for, against MAX_HEADERS */
+	/* the walked or kept box that ends furthest into the file, of those
+	 * whose size says where they end: beyond the file's end, the file is
+	 * truncated (media data, skipped, is not judged) */
+	guint64 far_end;
+	guint64 far_off;
+	guint32 far_type;
+	gboolean has_moov;      /* a top-level 'moov' (a movie's, a CR3's metadata) */
+	gboolean has_meta;      /* a top-level 'meta' (an HEIF's items) */
 
 	/* video */
 	gint64 created_s;       /* mvhd creation time, Unix seconds; 0 unknown */
@@ -124,6 +139,8 @@ struct Bmff {
 	guint32 xmp_id;
 	gint64 ispe_w, ispe_h;
 	guint64 exif_lost_at;   /* where the Exif item was that could not be read, 0 */
+	guint64 meta_off;       /* the top-level 'meta' box, [meta_off, meta_end) */
+	guint64 meta_end;
 	Item items[2];          /* Exif, XMP */
 
 	PixMeta *m;             /* fields read from TIFF/XMP blocks as they come */
@@ -600,6 +617,13 @@ static void want_item(Bmff *b, guint which, const guint8 *iloc, gsize iloc_len, 
 	if (id == 0 || iloc == NULL || !iloc_find(iloc, iloc_len, id, &it->ext))
 		return;
 	for (guint i = 0; i < it->ext.n; i++) {
+		/* the item's bytes cannot be the boxes that describe it */
+		guint64 off = it->ext.off[i], len = it->ext.len[i];
+		if (!it->ext.is_idat && off < b->meta_end && (off >= b->meta_off || len == 0 || len > b->meta_off - off)) {
+			pix_stream_problem(b->s, "corrupt HEIF: its %s item at offset %" G_GUINT64_FORMAT
+			                   " lies inside its 'meta' box", which == 0 ? "Exif" : "XMP", off);
+			return;
+		}
 		if (it->ext.len[i] > MAX_EXIF - total) {
 			pix_stream_problem(b->s, "corrupt HEIF: an item larger than %u MiB", MAX_EXIF >> 20);
 			return;
@@ -775,7 +799,7 @@ static void on_leaf(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 	gint node = (gint)(arg >> 40);
 	guint32 type = (guint32)arg;
 	gsize header = (gsize)((arg >> 32) & 0xff);
-	(void)s, (void)off;
+	(void)s;
 	if (len < header)
 		return;
 	const guint8 *p = data + header;
@@ -810,6 +834,8 @@ static void on_leaf(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 		pix_exif_set_string(&b->model, udta_text(p, n));
 		break;
 	case FOURCC('m', 'e', 't', 'a'):
+		b->meta_off = off;
+		b->meta_end = off + len;
 		if (n >= 4)
 			read_heif_meta(b, p + 4, n - 4);
 		break;
@@ -856,6 +882,7 @@ static void on_header(PixStream *s, void *ctx, guint64 arg, guint64 off, const g
 	guint64 size = be32(data);
 	guint32 type = be32(data + 4);
 	gsize header = 8;
+	gboolean is_to_end = size == 0;
 	char name[5];
 	fourcc_text(type, name);
 	if (size == 1) {
@@ -871,8 +898,10 @@ static void on_header(PixStream *s, void *ctx, guint64 arg, guint64 off, const g
 	}
 	const guint8 *uuid = NULL;
 	if (type == FOURCC('u', 'u', 'i', 'd')) {
-		if (len < header + 16)
+		if (len < header + 16) {
+			pix_stream_problem(s, "corrupt %s: truncated box header at offset %" G_GUINT64_FORMAT, what, off);
 			return;
+		}
 		uuid = data + header;
 		header += 16;
 	}
@@ -884,13 +913,21 @@ static void on_header(PixStream *s, void *ctx, guint64 arg, guint64 off, const g
 	guint64 end = off + size;
 	if (parent == 0 && type == FOURCC('f', 't', 'y', 'p') && len >= header + 4)
 		read_ftyp(b, data + header, len - header);
+	b->has_moov |= parent == 0 && type == FOURCC('m', 'o', 'o', 'v');
+	b->has_meta |= parent == 0 && type == FOURCC('m', 'e', 't', 'a');
+	Action action = action_for(b, parent, type, uuid);
+	if (action != SKIP && !is_to_end && end > b->far_end) {
+		b->far_end = end;
+		b->far_off = off;
+		b->far_type = type;
+	}
 	/* QuickTime's 'meta' is a plain box; ISO's is a full box (a version
 	 * and flags first): told apart by whether a box type follows */
 	if (type == FOURCC('m', 'e', 't', 'a') && len >= header + 12 &&
 	    !(be32(data + header + 4) == FOURCC('h', 'd', 'l', 'r') || be32(data + header + 4) == FOURCC('k', 'e', 'y', 's')))
 		header += 4;
 	/* a 'keys' box is a full box too, read with its version and flags */
-	switch (action_for(b, parent, type, uuid)) {
+	switch (action) {
 	case DESCEND:
 		enter(b, parent, type, off + header, end);
 		break;
@@ -976,6 +1013,18 @@ static void bmff_finish(void *state, PixStream *s, PixMeta *m)
 	if (b->exif_lost_at > 0 && b->exif_lost_at + 4 > pix_stream_pos(s))
 		pix_stream_problem(s, "corrupt HEIF: its Exif item at offset %" G_GUINT64_FORMAT " lies outside the file",
 		                   b->exif_lost_at);
+	/* the boxes its metadata is in, unless the walk stopped early */
+	const char *needed = b->mode == MODE_HEIF ? "meta" : b->mode == MODE_JXL ? NULL : "moov";
+	if (needed != NULL && !(b->mode == MODE_HEIF ? b->has_meta : b->has_moov) && b->n_headers <= MAX_HEADERS &&
+	    !pix_stream_has_failed(s))
+		pix_stream_problem(s, "corrupt ISO media file: no '%s' box", needed);
+	if (b->far_end > pix_stream_pos(s)) {
+		char name[5];
+		fourcc_text(b->far_type, name);
+		pix_stream_problem(s, "truncated %s: box '%s' at offset %" G_GUINT64_FORMAT " runs past the end of the file (%"
+		                   G_GUINT64_FORMAT " bytes)", b->mode == MODE_JXL ? "JPEG XL" : "ISO media file", name,
+		                   b->far_off, pix_stream_pos(s));
+	}
 	if (b->mode == MODE_VIDEO) {
 		if (m->date_taken == NULL)
 			video_date(b, m);

@@ -10,8 +10,10 @@
  *     `len`, done in 64-bit arithmetic (counts times sizes cannot wrap);
  *     the reader checks every offset against the TIFF's size before it
  *     asks its getter.
- *  2. The walk is finite: at most MAX_IFDS directories are visited, and an
- *     offset is never visited twice (a repeat is reported as a loop).
+ *  2. The walk is finite: at most MAX_IFDS directories are visited (the
+ *     rest go unchecked), an offset is never visited twice (a repeat is
+ *     reported as a loop), SubIFDs nest at most MAX_SUB_DEPTH deep (deeper
+ *     is reported) and every chain is followed for MAX_CHAIN directories.
  *     The reader likewise visits at most MAX_DIRS directories, each once,
  *     SubIFDs to a depth of MAX_DEPTH, and reads at most MAX_ENTRIES
  *     entries in all.
@@ -25,10 +27,13 @@
 
 #define MAX_IFDS 32
 #define MAX_CHAIN 8
+#define MAX_SUB_DEPTH 8         /* SubIFDs within SubIFDs */
+#define MAX_SUB_POINTERS 16     /* SubIFD pointers followed per directory */
 
 #define TAG_EXIF_IFD 0x8769
 #define TAG_GPS_IFD 0x8825
 #define TAG_INTEROP_IFD 0xa005
+#define TAG_SUBIFDS 0x014a
 
 typedef struct {
 	const guint8 *data;
@@ -37,6 +42,7 @@ typedef struct {
 	gboolean is_big_endian;
 	guint32 visited[MAX_IFDS];
 	guint n_visited;
+	guint sub_depth;        /* SubIFD levels being walked */
 	char *problem;
 } Walk;
 
@@ -89,8 +95,31 @@ static void walk_pointer(Walk *w, const char *ifd_name, guint16 type, guint32 co
 		walk_ifd(w, off, sub_name, NULL);
 }
 
-/* Checks one IFD at `off`; sets *next to its next-IFD offset. Returns
- * FALSE when it could not be read at all. */
+/* Follows a SubIFDs entry (a TIFF or RAW image directory's reduced
+ * images, or its raw image): each pointer's directory and its chain. */
+static void walk_subifds(Walk *w, const char *ifd_name, guint16 type, guint32 count, guint64 value_off)
+{
+	if (count == 0 || (type != 4 && type != 13))
+		return;         /* none, or not pointers: nothing to follow */
+	if (w->sub_depth == MAX_SUB_DEPTH) {
+		problem(w, g_strdup_printf("SubIFDs nested more than %d deep (in %s)", MAX_SUB_DEPTH, ifd_name));
+		return;
+	}
+	w->sub_depth++;
+	for (guint32 i = 0; i < MIN(count, MAX_SUB_POINTERS) && w->problem == NULL; i++) {
+		guint64 at = value_off + 4 * (guint64)i;
+		if (at + 4 > w->len)
+			break;  /* beyond what is at hand: cannot tell */
+		guint32 off = get32(w, at), next;
+		for (guint k = 0; k < MAX_CHAIN && off != 0 && walk_ifd(w, off, "SubIFD", &next); k++)
+			off = next;
+	}
+	w->sub_depth--;
+}
+
+/* Checks one IFD at `off`; sets *next to its next-IFD offset (`next` is
+ * NULL for the Exif, GPS and Interoperability IFDs, which hold no
+ * images).  Returns FALSE when it could not be read at all. */
 static gboolean walk_ifd(Walk *w, guint32 off, const char *name, guint32 *next)
 {
 	if (next != NULL)
@@ -104,10 +133,8 @@ static gboolean walk_ifd(Walk *w, guint32 off, const char *name, guint32 *next)
 			return FALSE;
 		}
 	}
-	if (w->n_visited == MAX_IFDS) {
-		problem(w, g_strdup_printf("more than %d directories", MAX_IFDS));
-		return FALSE;
-	}
+	if (w->n_visited == MAX_IFDS)
+		return FALSE;   /* enough checked */
 	w->visited[w->n_visited++] = off;
 	if (off < 8 || (guint64)off + 2 > w->total_len) {
 		problem(w, g_strdup_printf("bad %s directory at offset %u", name, off));
@@ -146,9 +173,11 @@ static gboolean walk_ifd(Walk *w, guint32 off, const char *name, guint32 *next)
 			}
 		}
 		const char *sub = NULL;
-		if (tag == TAG_EXIF_IFD && next != NULL)
+		if (tag == TAG_SUBIFDS && next != NULL)
+			walk_subifds(w, name, type, count, value_off);
+		else if (tag == TAG_EXIF_IFD && next != NULL && w->sub_depth == 0)
 			sub = "Exif IFD";
-		else if (tag == TAG_GPS_IFD && next != NULL)
+		else if (tag == TAG_GPS_IFD && next != NULL && w->sub_depth == 0)
 			sub = "GPS IFD";
 		else if (tag == TAG_INTEROP_IFD && g_str_equal(name, "Exif IFD"))
 			sub = "Interoperability IFD";

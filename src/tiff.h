@@ -18,7 +18,10 @@
  * Checks the TIFF structure at `data` (a TIFF header at data[0]): the IFD0
  * chain (IFD0, IFD1, ... up to 8 directories; further ones are not
  * checked), the Exif and GPS IFDs of IFD0 and the Interoperability IFD of
- * the Exif IFD (a pointer of count 0 or value 0 means none).  `len` bytes are at hand out of a
+ * the Exif IFD (a pointer of count 0 or value 0 means none), and the
+ * SubIFDs of the chain's directories (16 pointers each, each pointer's
+ * chain up to 8 directories, SubIFDs within SubIFDs up to 8 deep: deeper
+ * is damage); 32 directories in all.  `len` bytes are at hand out of a
  * TIFF of `total_len` bytes (>= len; the whole file for a TIFF file):
  * structures that lie in [len, total_len) cannot be checked and pass.
  * Returns NULL when sound, else what is wrong (transfer full), e.g.
