@@ -3,6 +3,8 @@
 #   make                 build ./photoidx
 #   make check           unit and CLI tests (TAP; ends with "N passed, N failed")
 #   make check SANITIZE=1   the same tests on an AddressSanitizer + UBSan build
+#   make check-valgrind  the same tests with photoidx under valgrind
+#   make stress          the kill -9 test with 200 trials, concurrency, hostile input
 #   make bench           benchmarks (never part of check)
 #   make install         into $(PREFIX) (default /usr/local)
 
@@ -70,6 +72,20 @@ check: $(BIN) $(UNIT_BINS) $(TOOLS)
 	@PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) BUILD_DIR=$(CURDIR)/$(BUILD) \
 	  SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(UNIT_BINS) tests/cli/t[0-9]*.sh
 
+# make check-valgrind: the same tests with every photoidx the CLI tests run
+# through px (and every unit test) under valgrind; an error or a definite
+# leak fails the test.
+check-valgrind: $(BIN) $(UNIT_BINS) $(TOOLS)
+	@PIX_TEST_VALGRIND=1 PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) BUILD_DIR=$(CURDIR)/$(BUILD) \
+	  sh tests/run-tests.sh $(UNIT_BINS) tests/cli/t[0-9]*.sh
+
+# make stress: the kill -9 test with PIX_KILL_TRIALS trials (default 200)
+# and the other tests of what must survive concurrency and hostile input.
+PIX_KILL_TRIALS ?= 200
+stress: $(BIN) $(TOOLS)
+	@PIX_KILL_TRIALS=$(PIX_KILL_TRIALS) PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) BUILD_DIR=$(CURDIR)/$(BUILD) \
+	  SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(wildcard tests/cli/t1006-*.sh tests/cli/t1016-*.sh tests/cli/t1017-*.sh tests/cli/t1018-*.sh)
+
 # --- fuzzing (never part of check): see fuzz/README -----------------------
 
 -include fuzz/fuzz.mk
@@ -91,5 +107,5 @@ install: photoidx
 clean:
 	rm -rf build build-san photoidx
 
-.PHONY: all photoidx check bench install clean
+.PHONY: all photoidx check check-valgrind stress bench install clean
 .DELETE_ON_ERROR:
