@@ -85,6 +85,39 @@ test_expect_success 'a second scan without --no-wait waits, then does its work' 
 	test "$(q "select group_concat(state) from scans")" = done,done
 '
 
+test_expect_success 'a scan beside a watch: refused with --no-wait, else waits for the watch to end, then scans' '
+	rm -f "$DB"*
+	"$PHOTOIDX" watch --db "$DB" -q lib 2>watch.err &
+	wpid=$!
+	i=0 && until [ "$(sqlite3 "file:$DB?mode=ro" "select count(*) from scans where state = '\''running'\''" 2>/dev/null)" = 1 ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	test_expect_code 2 px scan --db "$DB" --no-wait lib 2>err &&
+	grep -q "is in use by another photoidx (pid $wpid)" err &&
+	{ px scan --db "$DB" --json lib >s.json 2>err & } &&
+	spid=$! && sleep 1 && kill -0 $spid &&
+	grep -q "waiting for another photoidx (pid $wpid)" err &&
+	kill -TERM $wpid && { wait $wpid || true; } &&
+	wait $spid &&
+	test "$(jq .unchanged s.json)" = 60 &&
+	test "$(q "pragma integrity_check")" = ok &&
+	test "$(q "select group_concat(state) from scans")" = interrupted,done
+'
+
+test_expect_success 'two scans started at the same instant, ten times: one waits, both finish, nothing doubled' '
+	i=0 &&
+	while [ $i -lt 10 ]; do
+		rm -f "$DB"*
+		"$PHOTOIDX" scan --db "$DB" -q lib 2>a.err &
+		a=$!
+		"$PHOTOIDX" scan --db "$DB" -q lib 2>b.err &
+		b=$!
+		wait $a && wait $b || exit 1
+		test "$(q "select count(*) || \" \" || count(distinct name) from files")" = "60 60" || exit 1
+		test "$(q "select group_concat(state) from scans")" = done,done || exit 1
+		test "$(q "pragma integrity_check")" = ok || exit 1
+		i=$((i + 1))
+	done
+'
+
 test_expect_success 'the catalog is sound' '
 	test "$(q "pragma integrity_check")" = ok
 '
