@@ -1,7 +1,9 @@
 /*
  * store.c: the SQLite catalog (see store.h and the schema/ migrations).
  *
- * Reads and writes the catalog file, its WAL, and a lock file beside it.
+ * Reads and writes the catalog file, its WAL, and a lock file beside it
+ * (which also holds the room a writer reserves, see reserve_room()).  A
+ * new catalog and its lock file are created 0600 whatever the umask.
  * A writer PixStore runs on the store thread (and on the main thread
  * before and after the pipeline); a reader PixStore runs on plan's thread.
  *
@@ -19,6 +21,9 @@
  *     as the change to the row.
  *  4. user_version is the number of migrations applied, each applied in its
  *     own transaction together with the version bump.
+ *  5. A run begun by pix_store_begin_scan() and ended by
+ *     pix_store_end_scan() is never left 'running', full disk or not: its
+ *     end is recorded first, in the reserved room if need be.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "store.h"
@@ -233,6 +238,8 @@ struct PixStore {
 	char *path;
 	PixStoreMode mode;
 	int lock_fd;            /* -1 for readers */
+	gboolean has_room;      /* RESERVE_BYTES are allocated past the lock
+	                           file's end (see reserve_room()) */
 	sqlite3_stmt *stmts[N_STATEMENTS];
 	gboolean in_batch;
 	gint64 scan_id;         /* the run begun by pix_store_begin_scan, or 0 */
@@ -264,6 +271,18 @@ static gint64 now_seconds(void)
 	return g_get_real_time() / G_USEC_PER_SEC;
 }
 
+static gboolean is_full_errno(int err)
+{
+	return err == ENOSPC || err == EDQUOT;
+}
+
+/* An errno as the catalog's messages say it: a full disk as in
+ * pix_store_sqlite_error(). */
+static const char *errno_text(int err)
+{
+	return is_full_errno(err) ? "the disk is full" : g_strerror(err);
+}
+
 void pix_store_sqlite_error(GError **error, PixStore *s, int rc, const char *what)
 {
 	int code;
@@ -272,8 +291,7 @@ void pix_store_sqlite_error(GError **error, PixStore *s, int rc, const char *wha
 		code = PIX_STORE_ERROR_FULL;
 		break;
 	case SQLITE_IOERR:
-		code = (sqlite3_system_errno(s->db) == ENOSPC || sqlite3_system_errno(s->db) == EDQUOT)
-		       ? PIX_STORE_ERROR_FULL : PIX_STORE_ERROR_FAILED;
+		code = is_full_errno(sqlite3_system_errno(s->db)) ? PIX_STORE_ERROR_FULL : PIX_STORE_ERROR_FAILED;
 		break;
 	case SQLITE_CORRUPT:
 	case SQLITE_NOTADB:
@@ -446,17 +464,56 @@ char **pix_store_companion_paths(const char *path)
 	return out;
 }
 
+/*
+ * Creates `path` (read-write) with mode 0600 whatever the umask: the
+ * catalog is a private record of someone's files, and SQLite gives the
+ * -wal, -shm and -journal it creates the mode of the catalog file.  The
+ * descriptor, or -1 with errno set (EEXIST: it exists, and keeps its
+ * mode).
+ */
+static int create_private(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0 && fchmod(fd, 0600) != 0) {
+		int err = errno;
+		close(fd);
+		unlink(path);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+/* A new catalog file, created before SQLite opens it (which would
+ * follow the umask); an existing one is left as it is. */
+static gboolean create_catalog(const char *path, GError **error)
+{
+	int fd = create_private(path);
+	if (fd < 0 && errno != EEXIST) {
+		int err = errno;
+		g_autofree char *q = pix_quote(path);
+		g_set_error(error, PIX_STORE_ERROR, is_full_errno(err) ? PIX_STORE_ERROR_FULL : PIX_STORE_ERROR_OPEN,
+		            "cannot create catalog '%s': %s", q, errno_text(err));
+		return FALSE;
+	}
+	if (fd >= 0)
+		close(fd);
+	return TRUE;
+}
+
 /* Takes the writer lock, waiting (with a message) unless is_no_wait. */
 static gboolean take_lock(PixStore *s, gboolean is_no_wait, GError **error)
 {
 	g_autofree char *lock_path = g_strconcat(s->path, ".lock", NULL);
 	g_autofree char *q = pix_quote(s->path);
 
-	s->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	s->lock_fd = create_private(lock_path);
+	if (s->lock_fd < 0 && errno == EEXIST)
+		s->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (s->lock_fd < 0) {
 		int err = errno;
-		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
-		            "cannot create lock file for catalog '%s': %s", q, g_strerror(err));
+		g_set_error(error, PIX_STORE_ERROR, is_full_errno(err) ? PIX_STORE_ERROR_FULL : PIX_STORE_ERROR_OPEN,
+		            "cannot create lock file for catalog '%s': %s", q, errno_text(err));
 		return FALSE;
 	}
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
@@ -491,6 +548,45 @@ static gboolean take_lock(PixStore *s, gboolean is_no_wait, GError **error)
 	g_autofree char *pid = g_strdup_printf("%ld\n", (long)getpid());
 	if (ftruncate(s->lock_fd, 0) != 0 || pwrite(s->lock_fd, pid, strlen(pid), 0) < 0)
 		pix_info("cannot record pid in lock file of '%s'", q);
+	return TRUE;
+}
+
+/*
+ * The room a run needs to record its end (a few pages of write-ahead log,
+ * perhaps another page of the -shm index of it), kept allocated past the
+ * end of the lock file (whose size stays that of the pid).  When the disk fills, the batch that
+ * finds it full is rolled back and the run recorded as failed; but a batch
+ * that fit exactly, or an MD5 index that did not, leaves no room for that
+ * record, and the run would stay 'running'.  So the writer takes this room
+ * at opening (a disk too full for it is refused then, before anything is
+ * written), and gives it back to record the end of a run on a full disk;
+ * the next writer takes it again.
+ */
+#define RESERVE_BYTES (256 * 1024)
+
+static gboolean reserve_room(PixStore *s, GError **error)
+{
+	if (fallocate(s->lock_fd, FALLOC_FL_KEEP_SIZE, 0, RESERVE_BYTES) == 0) {
+		s->has_room = TRUE;
+		return TRUE;
+	}
+	int err = errno;
+	if (!is_full_errno(err))
+		return TRUE;    /* no fallocate here: the end record takes its chance */
+	g_autofree char *q = pix_quote(s->path);
+	g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_FULL, "cannot reserve room for catalog '%s': %s", q,
+	            errno_text(err));
+	return FALSE;
+}
+
+/* Gives the reserved room back (truncating the lock file to its size
+ * frees what is allocated past its end); FALSE if there was none. */
+static gboolean release_room(PixStore *s)
+{
+	struct stat st;
+	if (!s->has_room || fstat(s->lock_fd, &st) != 0 || ftruncate(s->lock_fd, st.st_size) != 0)
+		return FALSE;
+	s->has_room = FALSE;
 	return TRUE;
 }
 
@@ -585,9 +681,9 @@ static gboolean ensure_parent_dir(const char *path, GError **error)
 	g_autofree char *dir = g_path_get_dirname(path);
 	if (g_mkdir_with_parents(dir, 0700) != 0) {
 		int err = errno;
-		g_autofree char *q = pix_quote(dir);
-		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
-		            "cannot create directory '%s' for the catalog: %s", q, g_strerror(err));
+		g_autofree char *q = pix_quote(dir), *qc = pix_quote(path);
+		g_set_error(error, PIX_STORE_ERROR, is_full_errno(err) ? PIX_STORE_ERROR_FULL : PIX_STORE_ERROR_OPEN,
+		            "cannot create directory '%s' for catalog '%s': %s", q, qc, errno_text(err));
 		return FALSE;
 	}
 	return TRUE;
@@ -605,7 +701,8 @@ PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wai
 	s->lock_fd = -1;
 
 	if (mode == PIX_STORE_WRITE) {
-		if (!ensure_parent_dir(path, error) || !take_lock(s, is_no_wait, error))
+		if (!ensure_parent_dir(path, error) || !take_lock(s, is_no_wait, error) || !reserve_room(s, error) ||
+		    !create_catalog(path, error))
 			return NULL;
 		flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 	} else {
@@ -921,11 +1018,9 @@ fail:
 	return FALSE;
 }
 
-gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GError **error)
+/* The end of the run in its scans row (and, when 'done', the roots). */
+static gboolean record_end(PixStore *s, const char *state, int exit_status, GError **error)
 {
-	g_assert(s->scan_id > 0);
-	if (!ensure_md5_index(s, error))
-		return FALSE;
 	if (!begin_batch(s, error))
 		return FALSE;
 	g_autoptr(sqlite3_stmt) st = NULL, roots = NULL;
@@ -967,6 +1062,45 @@ gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GEr
 		}
 	}
 	return pix_store_commit(s, error);
+}
+
+/* record_end(), and on a full disk again in the room reserved for it. */
+static gboolean record_end_in_room(PixStore *s, const char *state, int exit_status, GError **error)
+{
+	GError *local = NULL;
+	if (record_end(s, state, exit_status, &local))
+		return TRUE;
+	if (!g_error_matches(local, PIX_STORE_ERROR, PIX_STORE_ERROR_FULL) || !release_room(s)) {
+		g_propagate_error(error, local);
+		return FALSE;
+	}
+	g_error_free(local);
+	return record_end(s, state, exit_status, error);
+}
+
+/*
+ * The end is recorded before the MD5 index is built: on a full disk its
+ * few pages fit in the reserved room, the index may not, and a run must
+ * not stay 'running'.
+ */
+gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+
+	g_assert(s->scan_id > 0);
+	if (!record_end_in_room(s, state, exit_status, error))
+		return FALSE;
+	if (ensure_md5_index(s, &local))
+		return TRUE;
+	if (strcmp(state, "done") != 0) {
+		/* the run already failed or stopped: the next writer builds it */
+		pix_info("%s", local->message);
+		return TRUE;
+	}
+	/* what the caller makes of this failure: exit status 2 */
+	record_end_in_room(s, "failed", 2, NULL);
+	g_propagate_error(error, g_steal_pointer(&local));
+	return FALSE;
 }
 
 static gboolean put_change(PixStore *s, gint64 file_id, const char *kind, const PixItem *item,

@@ -78,7 +78,11 @@ int pix_store_schema_version(void);
 /*
  * Opens the catalog at `path`.  PIX_STORE_WRITE creates the file (and its
  * directory) when needed, takes the writer lock (waiting, with a message,
- * unless `is_no_wait`), and migrates the schema to the current version.
+ * unless `is_no_wait`), reserves room on the disk for recording the end
+ * of a run (PIX_STORE_ERROR_FULL when there is none), and migrates the
+ * schema to the current version.  A file it creates (catalog, lock; SQLite
+ * gives -wal and -shm the catalog's mode) is 0600 whatever the umask; an
+ * existing catalog keeps its mode.
  * PIX_STORE_READ needs an existing catalog of the current schema: an older
  * one fails with PIX_STORE_ERROR_OPEN (a writer upgrades it).  (transfer full)
  */
@@ -141,7 +145,11 @@ const GArray *pix_store_write_rates(PixStore *s);
 /*
  * Records the end of the run begun by pix_store_begin_scan(): its state
  * ('done', 'interrupted', 'failed'), exit status and the log.h counters;
- * when 'done', the roots' last_scan_at.  Committed at once.
+ * when 'done', the roots' last_scan_at.  Committed at once, then the MD5
+ * index a first import went without is built.  If that fails (a full
+ * disk), a 'done' run is recorded as 'failed' with exit status 2 and the
+ * error set; after any other state the next writer builds it, and this
+ * succeeds.
  */
 gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GError **error);
 
