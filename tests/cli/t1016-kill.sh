@@ -14,11 +14,12 @@ TRIALS=${PIX_KILL_TRIALS:-20}
 SEED=${PIX_KILL_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d " ")}
 echo "# $TRIALS trials, seed $SEED (PIX_KILL_SEED=$SEED to repeat)"
 
-# random N: an integer in [0, N), from a seeded awk stream
+# random N: sets R to an integer in [0, N), the next of a seeded stream
+# (a function, not $(random): a subshell would not carry the state on)
 RAND_STATE=$SEED
 random() {
 	RAND_STATE=$(awk -v s="$RAND_STATE" "BEGIN { srand(s); print int(rand() * 2147483647) }")
-	echo $((RAND_STATE % $1))
+	R=$((RAND_STATE % $1))
 }
 
 # "md5  path" for every file on disk, sorted by path
@@ -108,7 +109,7 @@ test_expect_success "$TRIALS kill -9 trials, each followed by a rescan" '
 	t=1 &&
 	while [ $t -le $TRIALS ]; do
 		if [ $t -gt 1 ]; then mutate $t || exit 1; fi
-		kind=$(random 4)
+		random 4 && kind=$R
 		# every fifth trial starts a fresh catalog: the kill lands in an import
 		if [ $((t % 5)) = 1 ]; then rm -f "$DB" "$DB"-wal "$DB"-shm; : >committed; fi
 		case $kind in
@@ -120,13 +121,13 @@ test_expect_success "$TRIALS kill -9 trials, each followed by a rescan" '
 		if [ "$limit" = watch ]; then
 			"$PHOTOIDX" watch --db "$DB" -q lib 2>/dev/null &
 			pid=$!
-			delay=$(random 1500)
+			random 1500 && delay=$R
 			sleep 0.3 && mkdir -p "lib/w$t" && cp lib/cam1/DSC_000*.jpg "lib/w$t/"
 		else
 			"$PHOTOIDX" scan --db "$DB" -q $limit lib 2>/dev/null &
 			pid=$!
 			# a scan at full speed takes a few hundred ms here
-			if [ -z "$limit" ]; then delay=$(random 250); else delay=$(random 1000); fi
+			if [ -z "$limit" ]; then random 250; else random 1000; fi; delay=$R
 		fi
 		sleep "$(awk -v d=$delay "BEGIN { print d / 1000 }")"
 		if kill -9 $pid 2>/dev/null; then landed="killed"; else landed="had ended"; fi
