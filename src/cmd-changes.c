@@ -13,6 +13,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "cmd.h"
+#include "cmd-query.h"
 #include "json.h"
 #include "log.h"
 #include "store.h"
@@ -60,17 +61,16 @@ static void append_size(GString *js, const char *key, gint64 v, gboolean *first)
 
 /* "key": path, and when the bytes are not UTF-8 (the string is then in
  * pix_quote()'s display form, which two names can share) "key_b64": the
- * exact bytes in base64. */
+ * exact bytes in base64, as every record of the read commands has it. */
 static void append_path(GString *js, const char *key, const char *path, gboolean *first)
 {
-	pix_json_key(js, key, first);
-	pix_json_string(js, path);
-	if (path != NULL && !g_utf8_validate(path, -1, NULL)) {
-		g_autofree char *k = g_strconcat(key, "_b64", NULL);
-		g_autofree char *b64 = g_base64_encode((const guchar *)path, strlen(path));
-		pix_json_key(js, k, first);
-		pix_json_string(js, b64);
+	PixValue v = { .type = PIX_VAL_NULL };
+	if (path != NULL) {
+		v.s = path;
+		v.len = strlen(path);
+		v.type = g_utf8_validate(path, (gssize)v.len, NULL) ? PIX_VAL_TEXT : PIX_VAL_BYTES;
 	}
+	pix_query_json_value(js, key, &v, first);
 }
 
 static gboolean print_change(gpointer data, const PixChange *c)

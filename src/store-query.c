@@ -188,10 +188,10 @@ static void sql_filter(Sql *q, const PixFilter *f)
 }
 
 /* The column list of a record, then ", distance" (NULL without a point). */
-static void sql_columns(Sql *q, const PixFilter *f, const char *prefix)
+static void sql_columns(Sql *q, const PixFilter *f)
 {
 	for (int c = 0; c < PIX_N_COLS; c++)
-		g_string_append_printf(q->sql, "%s%s%s", c == 0 ? "" : ", ", prefix, pix_column_names[c]);
+		g_string_append_printf(q->sql, "%s%s", c == 0 ? "" : ", ", pix_column_names[c]);
 	if (f->has_near) {
 		g_string_append(q->sql, ", ");
 		sql_distance(q, f);
@@ -318,7 +318,7 @@ gboolean pix_store_each_record(PixStore *s, const PixFilter *filter, PixSort sor
 	};
 	Sql q;
 	sql_init(&q, "SELECT ");
-	sql_columns(&q, filter, "");
+	sql_columns(&q, filter);
 	g_string_append(q.sql, " FROM file_info WHERE");
 	sql_filter(&q, filter);
 	g_string_append(q.sql, order_sql[sort]);
@@ -400,7 +400,7 @@ gboolean pix_store_each_dup(PixStore *s, const PixFilter *filter, PixDupFn fn, g
 	if (f.show == PIX_SHOW_ALL || f.show == PIX_SHOW_MISSING)
 		f.show = PIX_SHOW_PRESENT;
 	sql_init(&q, "WITH sel AS MATERIALIZED (SELECT ");
-	sql_columns(&q, &f, "");
+	sql_columns(&q, &f);
 	g_string_append(q.sql, " FROM file_info WHERE");
 	sql_filter(&q, &f);
 	/* the duplicates view finds the candidates through the MD5 index;
