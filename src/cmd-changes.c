@@ -33,7 +33,7 @@ typedef struct {
 
 static const char *state_name(PixFileState s)
 {
-	return s == PIX_STATE_MISSING ? "missing" : s == PIX_STATE_ERROR ? "error" : "ok";
+	return s == PIX_STATE_MISSING ? "missing" : s == PIX_STATE_ERROR ? "error" : s == PIX_STATE_OFFLINE ? "offline" : "ok";
 }
 
 static void append_md5(GString *js, const char *key, gboolean has, const guint8 *md5, gboolean *first)
@@ -87,10 +87,24 @@ static gboolean print_change(gpointer data, const PixChange *c)
 		pix_json_int(out, "at", c->at, &first);
 		pix_json_key(out, "kind", &first);
 		pix_json_string(out, c->kind);
-		pix_json_int(out, "file_id", c->file_id, &first);
+		/* a volume's entry names no file */
+		if (c->file_id > 0) {
+			pix_json_int(out, "file_id", c->file_id, &first);
+		} else {
+			pix_json_key(out, "file_id", &first);
+			g_string_append(out, "null");
+		}
 		append_path(out, "path", c->path, &first);
 		pix_json_key(out, "state", &first);
-		pix_json_string(out, state_name(c->state));
+		if (c->has_file)
+			pix_json_string(out, state_name(c->state));
+		else
+			g_string_append(out, "null");
+		pix_json_key(out, "volume", &first);
+		if (c->volume != NULL)
+			pix_json_string(out, c->volume);
+		else
+			g_string_append(out, "null");
 		append_path(out, "old_path", c->old_path, &first);
 		append_path(out, "new_path", c->new_path, &first);
 		append_md5(out, "old_md5", c->has_old_md5, c->old_md5, &first);
@@ -102,7 +116,10 @@ static gboolean print_change(gpointer data, const PixChange *c)
 		g_autofree char *qo = pix_quote(c->old_path), *qn = pix_quote(c->new_path);
 		g_string_printf(out, "%" G_GINT64_FORMAT "\t%s\t%s\t%s\n", c->seq, c->kind, qn, qo);
 	} else {
-		g_autofree char *q = pix_quote(c->path);
+		/* a file's path now, or what the entry names: a forgotten
+		 * file's, a volume's mount point */
+		const char *path = c->path != NULL ? c->path : c->new_path != NULL ? c->new_path : c->old_path;
+		g_autofree char *q = pix_quote(path != NULL ? path : "");
 		g_string_printf(out, "%" G_GINT64_FORMAT "\t%s\t%s\n", c->seq, c->kind, q);
 	}
 	p->n++;

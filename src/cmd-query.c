@@ -26,7 +26,7 @@ GOptionContext *pix_query_context(PixQueryOptions *o, const char *what, const GO
                                   const char *summary)
 {
 	GOptionEntry entries[] = {
-		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, "catalog file (default $XDG_DATA_HOME/photoidx/catalog.db)", "FILE" },
+		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, "catalog file (default $PHOTOIDX_DB, else the config's catalog, else $XDG_DATA_HOME/photoidx/catalog.db)", "FILE" },
 		{ "from", 0, 0, G_OPTION_ARG_STRING, &o->from, "taken on or after DATE (YYYY[-MM[-DD[ HH:MM[:SS]]]])", "DATE" },
 		{ "to", 0, 0, G_OPTION_ARG_STRING, &o->to, "taken on or before DATE (the whole of it: --to 2023 is to the end of 2023)", "DATE" },
 		{ "date", 0, 0, G_OPTION_ARG_STRING, &o->date, "taken during DATE (a year, month, day, ...)", "DATE" },
@@ -39,7 +39,8 @@ GOptionContext *pix_query_context(PixQueryOptions *o, const char *what, const GO
 		{ "radius", 0, 0, G_OPTION_ARG_STRING, &o->radius, "radius of --near: metres, or with a unit (500m, 2km, 3mi; default 1km)", "DIST" },
 		{ "missing", 0, 0, G_OPTION_ARG_NONE, &o->is_missing, "only files gone from disk (still in the catalog)", NULL },
 		{ "errors", 0, 0, G_OPTION_ARG_NONE, &o->is_errors, "only files that could not be read or parsed", NULL },
-		{ "all", 0, 0, G_OPTION_ARG_NONE, &o->is_all, "missing files too", NULL },
+		{ "all", 0, 0, G_OPTION_ARG_NONE, &o->is_all, "missing and offline files too", NULL },
+		{ "offline", 0, 0, G_OPTION_ARG_NONE, &o->is_offline, "files of volumes not mounted too (left out by default)", NULL },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL }
 	};
 	GOptionContext *ctx = g_option_context_new(what);
@@ -175,6 +176,8 @@ static int parse(const char *cmd, GOptionContext *ctx, int argc, char **argv, Pi
 
 	if (!g_option_context_parse(ctx, &argc, &argv, &error))
 		return pix_cmd_usage_error(cmd, "%s", error->message);
+	if (pix_cmd_check_config() != PIX_EXIT_OK)
+		return PIX_EXIT_USAGE;
 	memset(f, 0, sizeof(*f));
 	if (o->date != NULL && (o->from != NULL || o->to != NULL))
 		return pix_cmd_usage_error(cmd, "--date cannot go with --from or --to");
@@ -208,6 +211,7 @@ static int parse(const char *cmd, GOptionContext *ctx, int argc, char **argv, Pi
 	}
 	if (o->is_missing + o->is_errors + o->is_all > 1)
 		return pix_cmd_usage_error(cmd, "--missing, --errors and --all exclude each other");
+	f->is_offline = o->is_offline;
 	f->show = o->is_missing ? PIX_SHOW_MISSING : o->is_errors ? PIX_SHOW_ERRORS
 	          : o->is_all ? PIX_SHOW_ALL : PIX_SHOW_PRESENT;
 	if (argc > 1) {

@@ -21,7 +21,7 @@ typedef struct {
 	char *make, *model;
 	char **types;
 	char *near, *radius;
-	gboolean is_missing, is_errors, is_all;
+	gboolean is_missing, is_errors, is_all, is_offline;
 	char **paths;           /* the PATH arguments, canonical (owned) */
 	char *date_to;          /* the exclusive bound made of --to/--date (owned) */
 	PixFilter filter;       /* points into the above */

@@ -7,6 +7,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "cmd-run.h"
+#include "config.h"
 #include "json.h"
 #include "log.h"
 #include "md5-lanes.h"
@@ -27,7 +28,7 @@
 void pix_run_options_add(GOptionContext *ctx, PixRunOptions *o)
 {
 	GOptionEntry entries[] = {
-		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, "catalog file (default $XDG_DATA_HOME/photoidx/catalog.db)", "FILE" },
+		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, "catalog file (default $PHOTOIDX_DB, else the config's catalog, else $XDG_DATA_HOME/photoidx/catalog.db)", "FILE" },
 		{ "max-memory", 0, 0, G_OPTION_ARG_STRING, &o->max_memory, "cap on read buffers (default 64M)", "SIZE" },
 		{ "read-size", 0, 0, G_OPTION_ARG_STRING, &o->read_size, "bytes per read (default 1M)", "SIZE" },
 		{ "readers", 0, 0, G_OPTION_ARG_INT, &o->n_readers, "reads in flight (default: 2 on a rotating disk, else 16)", "N" },
@@ -69,6 +70,8 @@ char **pix_walk_options_excludes(const PixWalkOptions *o)
 	if (!o->is_no_default_excludes)
 		for (const char *const *d = pix_walk_default_excludes(); *d != NULL; d++)
 			g_ptr_array_add(out, g_strdup(*d));
+	for (char **c = pix_config_excludes(); c != NULL && *c != NULL; c++)
+		g_ptr_array_add(out, g_strdup(*c));
 	for (char **e = o->excludes; e != NULL && *e != NULL; e++)
 		g_ptr_array_add(out, g_strdup(*e));
 	g_ptr_array_add(out, NULL);
@@ -247,6 +250,8 @@ int pix_run_parse(const char *cmd, GOptionContext *ctx, int argc, char **argv, c
 	g_autoptr(GError) error = NULL;
 	if (!g_option_context_parse(ctx, &argc, &argv, &error))
 		return pix_cmd_usage_error(cmd, "%s", error->message);
+	if (pix_cmd_check_config() != PIX_EXIT_OK)
+		return PIX_EXIT_USAGE;
 	if (is_path_required && (*paths == NULL || (*paths)[0] == NULL))
 		return pix_cmd_usage_error(cmd, "no PATH to %s", cmd);
 	return pix_run_configure(cmd, o, cfg);

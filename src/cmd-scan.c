@@ -13,11 +13,13 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "cmd-run.h"
+#include "config.h"
 #include "json.h"
 #include "log.h"
 #include "path.h"
 #include "md5-lanes.h"
 #include "pipeline.h"
+#include "volume.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -116,12 +118,94 @@ static void print_summary(gboolean is_json, gboolean is_quiet, char **roots, con
 	       b, bytes == 0 ? " of file data" : "", secs, rate);
 }
 
+typedef struct {
+	GPtrArray *paths;       /* char*, owned: the roots mounted now */
+	guint n_offline;
+} KnownRoots;
+
+/* A root the catalog knows: where it is now, or named as offline. */
+static gboolean add_known_root(gpointer data, const PixRootRow *r)
+{
+	KnownRoots *k = data;
+	char *now = NULL;
+	if (r->volume_kind == NULL || r->rel_path == NULL) {
+		now = g_strdup(r->path);        /* not placed on a volume yet */
+	} else {
+		const PixMounts *m = pix_mounts_get(NULL);
+		int kind = pix_volume_kind_from_name(r->volume_kind);
+		const PixVolume *v = m != NULL && kind >= 0 ? pix_mounts_find(m, kind, r->volume_ident) : NULL;
+		now = v != NULL ? pix_volume_path(v, r->rel_path) : NULL;
+	}
+	if (now == NULL) {
+		g_autofree char *q = pix_quote(r->path);
+		const char *vol = r->volume_label != NULL ? r->volume_label : r->volume_ident;
+		pix_notice("'%s' is on volume '%s', which is offline: not scanned (its files are kept, as offline)", q, vol);
+		k->n_offline++;
+		return TRUE;
+	}
+	g_ptr_array_add(k->paths, now);
+	return TRUE;
+}
+
+/* A run with no root to walk: records where the volumes are now. */
+static int record_offline_run(const char *db, gboolean is_no_wait)
+{
+	g_autoptr(GError) error = NULL;
+	char *none[] = { NULL };
+	g_autoptr(PixStore) writer = pix_store_open(db, PIX_STORE_WRITE, is_no_wait, &error);
+	if (writer == NULL || !pix_store_begin_scan(writer, "scan", none, &error) ||
+	    !pix_store_end_scan(writer, "done", PIX_EXIT_OK, &error)) {
+		pix_error("%s", error->message);
+		return PIX_EXIT_FATAL;
+	}
+	return PIX_EXIT_OK;
+}
+
+/*
+ * The roots to scan when no PATH is given: the configuration file's
+ * [scan] roots, else the roots the catalog knows whose volumes are mounted
+ * now (each offline one named).  NULL-terminated (transfer full), or NULL
+ * after saying why with *status set.
+ */
+static char **default_roots(const char *db, int *status)
+{
+	char **config_roots = pix_config_roots();
+	if (config_roots != NULL)
+		return g_strdupv(config_roots);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(PixStore) reader = pix_store_open(db, PIX_STORE_READ, FALSE, &error);
+	if (reader == NULL) {
+		g_autofree char *q = pix_quote(db);
+		if (g_error_matches(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN) && !g_file_test(db, G_FILE_TEST_EXISTS))
+			*status = pix_cmd_usage_error("scan", "no PATH given, and there is no catalog '%s' whose roots to scan", q);
+		else {
+			pix_error("%s", error->message);
+			*status = PIX_EXIT_FATAL;
+		}
+		return NULL;
+	}
+	KnownRoots k = { .paths = g_ptr_array_new_with_free_func(g_free) };
+	if (!pix_store_each_root(reader, add_known_root, &k, &error)) {
+		pix_error("%s", error->message);
+		g_ptr_array_unref(k.paths);
+		*status = PIX_EXIT_FATAL;
+		return NULL;
+	}
+	if (k.paths->len == 0 && k.n_offline == 0) {
+		g_ptr_array_unref(k.paths);
+		*status = pix_cmd_usage_error("scan", "no PATH given, and the catalog knows no roots yet");
+		return NULL;
+	}
+	g_ptr_array_add(k.paths, NULL);
+	return (char **)g_ptr_array_free(k.paths, FALSE);
+}
+
 int pix_cmd_scan(int argc, char **argv)
 {
 	ScanOptions o = { 0 };
 	GOptionEntry entries[] = {
 		{ "quick", 0, 0, G_OPTION_ARG_NONE, &o.is_quick, "do not list directories whose mtime and ctime are unchanged (misses files edited in place)", NULL },
-		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.paths, NULL, "PATH..." },
+		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.paths, NULL, "[PATH...]" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL }
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- index directories into the catalog");
@@ -133,8 +217,10 @@ int pix_cmd_scan(int argc, char **argv)
 	pix_walk_options_add(ctx, &o.walk);
 	pix_run_options_add(ctx, &o.run);
 	g_option_context_set_summary(ctx, "Walks each PATH, reads every new or changed file once (MD5 and metadata)\n"
-	                                  "and records it in the catalog; unchanged files are not opened.");
-	if ((status = pix_run_parse("scan", ctx, argc, argv, &o.paths, TRUE, &o.run, &cfg)) != PIX_EXIT_OK) {
+	                                  "and records it in the catalog; unchanged files are not opened.  Without a\n"
+	                                  "PATH: the config file's roots, else the roots the catalog knows that are\n"
+	                                  "mounted now (each offline one is named).");
+	if ((status = pix_run_parse("scan", ctx, argc, argv, &o.paths, FALSE, &o.run, &cfg)) != PIX_EXIT_OK) {
 		options_clear(&o);
 		return status;
 	}
@@ -144,8 +230,23 @@ int pix_cmd_scan(int argc, char **argv)
 	pix_log_init(is_quiet, o.run.is_verbose);
 
 	guint n_bad_roots;
-	g_auto(GStrv) roots = pix_run_canonical_paths(o.paths, "scan", TRUE, &n_bad_roots);
 	g_autofree char *db = o.run.db != NULL ? g_strdup(o.run.db) : pix_cmd_default_db();
+	if (o.paths == NULL || o.paths[0] == NULL) {
+		/* cron and systemd: the roots the catalog (or the config) knows */
+		g_strfreev(o.paths);
+		o.paths = default_roots(db, &status);
+		if (o.paths == NULL) {
+			options_clear(&o);
+			return status;
+		}
+		if (o.paths[0] == NULL) {
+			/* every root is offline: nothing to walk, but the catalog
+			 * learns which volumes are gone (their files: offline) */
+			options_clear(&o);
+			return record_offline_run(db, is_no_wait);
+		}
+	}
+	g_auto(GStrv) roots = pix_run_canonical_paths(o.paths, "scan", TRUE, &n_bad_roots);
 	g_auto(GStrv) excludes = pix_walk_options_excludes(&o.walk);
 	options_clear(&o);
 	if (roots[0] == NULL)

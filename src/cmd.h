@@ -38,10 +38,32 @@ int pix_cmd_ls(int argc, char **argv);
 int pix_cmd_dups(int argc, char **argv);
 int pix_cmd_stats(int argc, char **argv);
 int pix_cmd_export(int argc, char **argv);
+int pix_cmd_volumes(int argc, char **argv);
+int pix_cmd_status(int argc, char **argv);
+int pix_cmd_forget(int argc, char **argv);
 
-/* The default catalog: $XDG_DATA_HOME/photoidx/catalog.db, else
- * ~/.local/share/photoidx/catalog.db (transfer full). */
+/* The catalog when no --db is given: $PHOTOIDX_DB (unless empty; a
+ * relative one is relative to the current directory, as --db is), else
+ * the configuration file's [catalog] path, else
+ * $XDG_DATA_HOME/photoidx/catalog.db, else
+ * ~/.local/share/photoidx/catalog.db (transfer full).  A configuration
+ * file that cannot be read counts as absent here: a command checks it
+ * first with pix_cmd_check_config(). */
 char *pix_cmd_default_db(void);
+
+/* Reads the configuration file (see config.h) if not done yet.  Returns
+ * PIX_EXIT_OK, or PIX_EXIT_USAGE after printing one line
+ * "photoidx: cannot read 'FILE': why" when the file is there but cannot
+ * be read or parsed.  A missing file is fine and says nothing. */
+int pix_cmd_check_config(void);
+
+/* Opens the catalog `db` (NULL: the default) as a reader for command
+ * `cmd`; NULL after printing why, with *status PIX_EXIT_FATAL.  (A
+ * PixStore*, transfer full; cmd-volumes.c) */
+struct PixStore *pix_cmd_open_reader(const char *db, int *status);
+/* A time for people: "2024-05-06 07:08" (local time), or "never" for 0
+ * (transfer full; cmd-volumes.c). */
+char *pix_cmd_time_text(gint64 at_s);
 
 /* "65536", "64K", "64M", "1G", "1MiB" (binary units) into bytes. */
 gboolean pix_cmd_parse_size(const char *text, gint64 *out);

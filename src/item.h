@@ -67,6 +67,9 @@ typedef struct PixDir {
 	struct PixDir *parent; /* the directory above, NULL for a scan root (ref) */
 	PixStat st;
 	guint64 fsid;       /* statfs f_fsid of its file system, 0 if unknown */
+	gboolean is_ino_unstable; /* its file system makes inode numbers up at
+	                       mount time (FAT, exFAT, FUSE): a file there is
+	                       known by name, size and times, not by inode */
 	gboolean is_unlisted; /* --quick: not listed, the catalog's record kept */
 	char *error;        /* why the directory could not be listed, or NULL (owned) */
 } PixDir;

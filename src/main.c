@@ -3,14 +3,16 @@
  * and what subcommands share (default catalog path, size parsing, usage
  * errors).
  *
- * Reads argv and the environment (XDG_DATA_HOME, HOME); writes the usage
- * text.  Main thread only.
+ * Reads argv, the environment (PHOTOIDX_DB, XDG_DATA_HOME, HOME) and the
+ * configuration file (through config); writes the usage text.  Main thread
+ * only.
  *
  * Invariants:
  *  1. Every path out of main() returns one of the PIX_EXIT_* statuses.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "cmd.h"
+#include "config.h"
 #include "log.h"
 
 #include <locale.h>
@@ -32,6 +34,9 @@ static const PixCmd commands[] = {
 	{ "dups", pix_cmd_dups, "list groups of files with the same content, and what removing copies would free" },
 	{ "stats", pix_cmd_stats, "count files and bytes by media type, camera and month" },
 	{ "export", pix_cmd_export, "write the catalog as CSV or JSON lines, or a KPhotoAlbum database" },
+	{ "volumes", pix_cmd_volumes, "list the disks, cards and shares the catalog knows, mounted or offline" },
+	{ "status", pix_cmd_status, "show the catalog, its roots and volumes, the last runs, and what awaits a recheck" },
+	{ "forget", pix_cmd_forget, "remove missing files, or all files of a volume, from the catalog" },
 };
 
 static void usage(FILE *out)
@@ -44,7 +49,24 @@ static void usage(FILE *out)
 
 char *pix_cmd_default_db(void)
 {
+	const char *env = g_getenv("PHOTOIDX_DB");
+
+	if (env != NULL && env[0] != '\0')
+		return g_strdup(env);
+	if (pix_config_catalog() != NULL)
+		return g_strdup(pix_config_catalog());
 	return g_build_filename(g_get_user_data_dir(), "photoidx", "catalog.db", NULL);
+}
+
+int pix_cmd_check_config(void)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (pix_config_load(&error))
+		return PIX_EXIT_OK;
+	g_autofree char *q = pix_quote(pix_config_path());
+	fprintf(stderr, "photoidx: cannot read '%s': %s\n", q, error->message);
+	return PIX_EXIT_USAGE;
 }
 
 gboolean pix_cmd_parse_size(const char *text, gint64 *out)

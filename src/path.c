@@ -168,6 +168,18 @@ guint64 pix_fsid_from(const struct statfs *sf)
 	return ((guint64)v[0] << 32) | v[1];
 }
 
+gboolean pix_fs_ino_unstable(const struct statfs *sf)
+{
+	switch ((unsigned long)sf->f_type) {
+	case 0x4d44:            /* MSDOS_SUPER_MAGIC: vfat, msdos */
+	case 0x2011bab0:        /* EXFAT_SUPER_MAGIC */
+	case 0x65735546:        /* FUSE_SUPER_MAGIC: sshfs, fusefat, ... */
+		return TRUE;
+	default:
+		return FALSE;
+	}
+}
+
 gboolean pix_path_ancestor_on(const char *path, guint64 dev, guint64 fsid)
 {
 	g_autofree char *dir = g_path_get_dirname(path);

@@ -60,5 +60,8 @@ gboolean pix_path_ancestor_on(const char *path, guint64 dev, guint64 fsid);
 /* statfs's f_fsid as one number (0 when the file system gives none). */
 struct statfs;
 guint64 pix_fsid_from(const struct statfs *sf);
+/* Whether the file system of `sf` makes its inode numbers up at each mount
+ * (FAT, exFAT, FUSE), so that they identify no file across mounts. */
+gboolean pix_fs_ino_unstable(const struct statfs *sf);
 
 #endif

@@ -109,7 +109,8 @@ static gboolean dev_has_rows(Plan *p, guint64 dev)
  */
 static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e, GHashTable *listed)
 {
-	if (!dev_has_rows(p, e->st.dev))
+	/* an inode number made up at mount time names no file of before */
+	if (dir->is_ino_unstable || !dev_has_rows(p, e->st.dev))
 		return NULL;
 	g_autoptr(GPtrArray) rows = pix_store_files_by_inode(p->cfg->catalog, e->st.dev, e->st.ino, &p->error);
 	if (rows == NULL)
@@ -142,6 +143,16 @@ static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e, GHashTable *l
 		return item;
 	}
 	return NULL;
+}
+
+/* Whether the row's file is the one listed, unchanged: same device,
+ * inode, size, mtime and ctime; where inode numbers are made up at mount
+ * time, the same name (the caller's match), size and times. */
+static gboolean is_same_file(const PixDir *dir, const PixStat *row, const PixStat *now)
+{
+	if (!dir->is_ino_unstable)
+		return pix_stat_same(row, now);
+	return row->size_bytes == now->size_bytes && row->mtime_ns == now->mtime_ns && row->ctime_ns == now->ctime_ns;
 }
 
 static PixItem *missing_item(PixDir *dir, const PixFileRow *row)
@@ -202,7 +213,7 @@ static void plan_listing(Plan *p, PixListing *l)
 	g_autoptr(GPtrArray) reads = g_ptr_array_new();
 	PixDirRow *drow = NULL;
 
-	if (!pix_store_find_dir(p->cfg->catalog, dir->path, &drow, &p->error))
+	if (!pix_store_find_dir(p->cfg->catalog, dir, &drow, &p->error))
 		return;
 	/* the row id as plan knows it: after the push below, the store thread
 	 * owns dir->id (it sets it for a new directory) */
@@ -271,7 +282,7 @@ static void plan_listing(Plan *p, PixListing *l)
 				continue;   /* still being written: read once it is closed */
 		}
 		if (row != NULL) {
-			if (row->state != PIX_STATE_MISSING && pix_stat_same(&row->st, &e->st) &&
+			if (row->state != PIX_STATE_MISSING && is_same_file(dir, &row->st, &e->st) &&
 			    S_ISREG(row->st.mode) && row->has_md5 && !row->is_recheck) {
 				pix_count_add(PIX_N_UNCHANGED, 1);
 				continue;

@@ -17,10 +17,11 @@
 
 /* Which states of file a filter lets through. */
 typedef enum {
-	PIX_SHOW_PRESENT = 0, /* ok and error (the default: what is on disk) */
+	PIX_SHOW_PRESENT = 0, /* ok and error (the default: what is on disk), and
+	                         offline with is_offline */
 	PIX_SHOW_MISSING,     /* only missing files */
 	PIX_SHOW_ERRORS,      /* only files in state error */
-	PIX_SHOW_ALL,         /* every row, missing ones too */
+	PIX_SHOW_ALL,         /* every row, missing and offline ones too */
 } PixShow;
 
 /* A filter: every condition set must hold.  Strings are borrowed. */
@@ -35,6 +36,7 @@ typedef struct {
 	gboolean has_near;    /* within radius_m metres of (near_lat, near_lon) */
 	double near_lat, near_lon, radius_m;
 	PixShow show;
+	gboolean is_offline;  /* the files of volumes not mounted pass too */
 } PixFilter;
 
 /* Order of records. */
@@ -56,6 +58,7 @@ typedef enum {
 	PIX_COL_LENS, PIX_COL_EXPOSURE_S, PIX_COL_FNUMBER, PIX_COL_ISO, PIX_COL_FOCAL_MM,
 	PIX_COL_ORIENTATION, PIX_COL_WIDTH, PIX_COL_HEIGHT, PIX_COL_GPS_LAT, PIX_COL_GPS_LON,
 	PIX_COL_GPS_ALT_M, PIX_COL_DURATION_S, PIX_COL_OSDB_HASH, PIX_COL_SIDECAR_ID,
+	PIX_COL_VOLUME, PIX_COL_VOLUME_LABEL, PIX_COL_REL_PATH,
 	PIX_N_COLS
 } PixColumn;
 

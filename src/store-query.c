@@ -27,7 +27,7 @@ const char *const pix_column_names[PIX_N_COLS] = {
 	"first_seen_at", "changed_at", "last_seen_at", "hashed_at", "missing_since", "verified_at",
 	"verify_state", "date_taken", "date_tz", "date_source", "make", "model", "lens", "exposure_s",
 	"fnumber", "iso", "focal_mm", "orientation", "width", "height", "gps_lat", "gps_lon", "gps_alt_m",
-	"duration_s", "osdb_hash", "sidecar_id",
+	"duration_s", "osdb_hash", "sidecar_id", "volume", "volume_label", "rel_path",
 };
 
 /* The mean radius of the Earth (IUGG), metres. */
@@ -136,12 +136,12 @@ static void sql_distance(Sql *q, const PixFilter *f)
 static void sql_filter(Sql *q, const PixFilter *f)
 {
 	static const char *const show_sql[] = {
-		[PIX_SHOW_PRESENT] = " state <> 'missing'",
+		[PIX_SHOW_PRESENT] = " state NOT IN ('missing', 'offline')",
 		[PIX_SHOW_MISSING] = " state = 'missing'",
 		[PIX_SHOW_ERRORS] = " state = 'error'",
 		[PIX_SHOW_ALL] = " 1",
 	};
-	g_string_append(q->sql, show_sql[f->show]);
+	g_string_append(q->sql, f->is_offline && f->show == PIX_SHOW_PRESENT ? " state <> 'missing'" : show_sql[f->show]);
 	if (f->media_mask != 0) {
 		const char *sep = " AND media IN (";
 		for (int m = 0; m < PIX_N_MEDIA; m++)

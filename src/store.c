@@ -30,14 +30,18 @@
 #include "store-int.h"
 #include "log.h"
 #include "path.h"
+#include "volume.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* 'PIXC': marks a SQLite file as a photoidx catalog. */
@@ -84,6 +88,10 @@ typedef enum {
 	ST_SIDECAR_LEND,
 	N_STATEMENTS
 } StatementId;
+
+/* Directory rows of volumes mounted now (or not yet placed on one): an
+ * offline volume's rows are neither found nor marked missing. */
+#define ONLINE_DIR " AND (d.volume_id IS NULL OR d.volume_id IN (SELECT id FROM volumes WHERE is_online))"
 
 /* A name built from files.name, of its type: SQL's || makes TEXT, and a
  * name that is not UTF-8 is stored as a BLOB, which no TEXT equals. */
@@ -148,10 +156,10 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_ROLLBACK] = "ROLLBACK",
 	[ST_DIR_UPSERT] =
 		"INSERT INTO dirs (parent_id, path, dev, ino, mtime_ns, ctime_ns, state, error, scanned_at, fsid,"
-		" listed_scan_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+		" listed_scan_id, volume_id, rel_path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14)"
 		/* what a listing that failed does not know, the row keeps; a
 		 * directory --quick did not list keeps the run that did */
-		" ON CONFLICT (path) DO UPDATE SET parent_id = coalesce(?1, parent_id),"
+		" ON CONFLICT (volume_id, rel_path) DO UPDATE SET parent_id = coalesce(?1, parent_id), path = ?2,"
 		" dev = coalesce(?3, dev), ino = coalesce(?4, ino), mtime_ns = coalesce(?5, mtime_ns),"
 		" ctime_ns = coalesce(?6, ctime_ns), state = ?7, error = ?8, scanned_at = ?9,"
 		" fsid = coalesce(?10, fsid), listed_scan_id = CASE WHEN ?12 THEN listed_scan_id ELSE ?11 END"
@@ -208,23 +216,24 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_CHANGE_INSERT] =
 		"INSERT INTO changes (scan_id, file_id, at, kind, old_path, new_path, old_md5, new_md5,"
 		" old_size, new_size) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-	[ST_FIND_DIR] = "SELECT id, path, state FROM dirs WHERE path = ?1",
+	[ST_FIND_DIR] = "SELECT id, path, state FROM dirs WHERE volume_id = ?1 AND rel_path = ?2",
 	[ST_DIR_FILES] =
 		"SELECT id, name, dev, ino, mode, size, mtime_ns, ctime_ns, state, md5, recheck"
 		" FROM files WHERE dir_id = ?1",
 	[ST_FILES_BY_INODE] =
 		"SELECT f.id, f.name, f.dev, f.ino, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.state,"
 		" f.md5, f.recheck, d.path, d.fsid FROM files f JOIN dirs d ON d.id = f.dir_id"
-		" WHERE f.dev = ?1 AND f.ino = ?2",
+		" WHERE f.dev = ?1 AND f.ino = ?2" ONLINE_DIR,
 	[ST_DIRS_UNDER] =
-		"SELECT id, path, state FROM dirs WHERE state <> 'missing' AND"
-		" (path = ?1 OR path = ?2 OR (path > ?3 AND path < ?4) OR (path > ?5 AND path < ?6))",
-	[ST_HAS_DEV] = "SELECT 1 FROM files WHERE dev = ?1 LIMIT 1",
+		"SELECT d.id, d.path, d.state FROM dirs d WHERE d.state <> 'missing' AND"
+		" (d.path = ?1 OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4) OR (d.path > ?5 AND d.path < ?6))"
+		ONLINE_DIR,
+	[ST_HAS_DEV] = "SELECT 1 FROM files f JOIN dirs d ON d.id = f.dir_id WHERE f.dev = ?1" ONLINE_DIR " LIMIT 1",
 	/* as listed by a run that finished */
 	[ST_DIR_STAT] =
 		"SELECT d.id, d.dev, d.ino, d.mtime_ns, d.ctime_ns, s.started_at FROM dirs d"
 		" JOIN scans s ON s.id = d.listed_scan_id"
-		" WHERE d.path = ?1 AND d.state = 'ok' AND (s.state = 'done' OR s.id = ?2)",
+		" WHERE d.volume_id = ?1 AND d.rel_path = ?3 AND d.state = 'ok' AND (s.state = 'done' OR s.id = ?2)",
 	/* files present, and of those the ones a scan must read again:
 	 * flagged for a recheck, or regular files never read */
 	[ST_DIR_FILE_COUNTS] =
@@ -253,6 +262,10 @@ struct PixStore {
 	                           to log.h's counters when it commits */
 	GArray *dirty;          /* Dirty: the paths of the files the open
 	                           batch wrote, for relink() at commit */
+	GHashTable *volume_ids; /* "kind\tident" (owned) -> volumes.id, as
+	                           committed or written by the open batch */
+	GHashTable *unknown_devs; /* st_dev the mount table lacked once: read
+	                           again for each only once */
 };
 
 static gboolean store_check(PixStore *s)
@@ -438,6 +451,8 @@ static const char *state_name(PixFileState state)
 		return "error";
 	case PIX_STATE_MISSING:
 		return "missing";
+	case PIX_STATE_OFFLINE:
+		return "offline";
 	}
 	g_assert_not_reached();
 }
@@ -448,6 +463,8 @@ static PixFileState state_from(const unsigned char *text)
 		return PIX_STATE_ERROR;
 	if (text != NULL && strcmp((const char *)text, "missing") == 0)
 		return PIX_STATE_MISSING;
+	if (text != NULL && strcmp((const char *)text, "offline") == 0)
+		return PIX_STATE_OFFLINE;
 	return PIX_STATE_OK;
 }
 
@@ -625,6 +642,12 @@ static gboolean check_identity(PixStore *s, gint64 *version, GError **error)
 
 static gboolean migrate(PixStore *s, gint64 version, GError **error)
 {
+	if (version >= pix_schema_count)
+		return TRUE;
+	/* a migration that makes a table anew drops the old one, which
+	 * foreign keys would refuse; they are checked again after */
+	if (!exec_sql(s, "PRAGMA foreign_keys = OFF", "cannot migrate it", error))
+		return FALSE;
 	for (int v = (int)version + 1; v <= pix_schema_count; v++) {
 		g_autofree char *bump = g_strdup_printf("PRAGMA application_id = %d; PRAGMA user_version = %d;",
 		                                        PIX_APPLICATION_ID, v);
@@ -637,7 +660,7 @@ static gboolean migrate(PixStore *s, gint64 version, GError **error)
 			return FALSE;
 		}
 	}
-	return TRUE;
+	return exec_sql(s, "PRAGMA foreign_keys = ON", "cannot migrate it", error);
 }
 
 /*
@@ -699,6 +722,8 @@ PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wai
 	s->path = g_strdup(path);
 	s->mode = mode;
 	s->lock_fd = -1;
+	s->volume_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	s->unknown_devs = g_hash_table_new(g_direct_hash, g_direct_equal);
 
 	if (mode == PIX_STORE_WRITE) {
 		if (!ensure_parent_dir(path, error) || !take_lock(s, is_no_wait, error) || !reserve_room(s, error) ||
@@ -756,6 +781,8 @@ void pix_store_free(PixStore *s)
 		g_array_free(s->rates, TRUE);
 	if (s->dirty != NULL)
 		g_array_free(s->dirty, TRUE);
+	g_hash_table_destroy(s->volume_ids);
+	g_hash_table_destroy(s->unknown_devs);
 	g_free(s->path);
 	g_free(s);
 }
@@ -783,6 +810,8 @@ static void rollback_batch(PixStore *s)
 	memset(s->counts, 0, sizeof s->counts);
 	if (s->dirty != NULL)
 		g_array_set_size(s->dirty, 0);
+	/* volumes the batch inserted are gone with it */
+	g_hash_table_remove_all(s->volume_ids);
 }
 
 /* A file the batch wrote, by its path (its row id may be new). */
@@ -951,6 +980,403 @@ gboolean pix_store_commit(PixStore *s, GError **error)
 	return TRUE;
 }
 
+/* --- volumes --- */
+
+/* The volume holding directory `path` on device `dev`, and the path
+ * relative to its root (transfer full).  A device the mount table lacks
+ * makes it read again, once per device; one still unknown (or 0) is a
+ * volume of its own, mounted at "/". */
+static const PixVolume *volume_of(PixStore *s, const char *path, guint64 dev, char **rel_path)
+{
+	const PixMounts *m = pix_mounts_get(NULL);
+	const PixVolume *v = m != NULL ? pix_mounts_volume_of(m, path, dev, rel_path) : NULL;
+	if (v == NULL && !g_hash_table_contains(s->unknown_devs, GSIZE_TO_POINTER((gsize)dev))) {
+		g_hash_table_add(s->unknown_devs, GSIZE_TO_POINTER((gsize)dev));
+		m = pix_mounts_refresh(NULL);
+		v = m != NULL ? pix_mounts_volume_of(m, path, dev, rel_path) : NULL;
+	}
+	if (v == NULL) {
+		v = pix_volume_fallback(dev);
+		*rel_path = g_strdup(path + strspn(path, "/"));
+	}
+	return v;
+}
+
+/* The device of a directory: its own when it was stat'ed, else the
+ * nearest stat'ed parent's, else lstat's, else 0. */
+static guint64 dir_dev(const PixDir *d)
+{
+	for (const PixDir *p = d; p != NULL; p = p->parent)
+		if (p->st.ino != 0)
+			return p->st.dev;
+	struct stat st;
+	return pix_path_lstat(d->path, &st) == 0 ? (guint64)st.st_dev : 0;
+}
+
+static char *volume_key(const PixVolume *v)
+{
+	return g_strdup_printf("%s\t%s", pix_volume_kind_name(v->kind), v->ident);
+}
+
+/* volumes.id of `v`: *id 0 when the catalog has none and !is_create, else
+ * inserted (in the open batch) as seen now. */
+static gboolean volume_id(PixStore *s, const PixVolume *v, gboolean is_create, gint64 *id, GError **error)
+{
+	g_autofree char *key = volume_key(v);
+	gpointer found;
+	if (g_hash_table_lookup_extended(s->volume_ids, key, NULL, &found)) {
+		*id = GPOINTER_TO_SIZE(found);
+		return TRUE;
+	}
+	g_autoptr(sqlite3_stmt) st = NULL;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT id FROM volumes WHERE kind = ?1 AND ident = ?2", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, pix_volume_kind_name(v->kind), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, v->ident, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+	}
+	*id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
+		return FALSE;
+	}
+	if (*id == 0 && is_create) {
+		g_assert(s->in_batch);
+		g_autoptr(sqlite3_stmt) ins = NULL;
+		rc = sqlite3_prepare_v2(s->db,
+			"INSERT INTO volumes (kind, ident, uuid, label, fstype, source, mount_point, mount_root, dev,"
+			" is_online, first_seen_at, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10)",
+			-1, &ins, NULL);
+		if (rc != SQLITE_OK) {
+			pix_store_sqlite_error(error, s, rc, "cannot record a volume");
+			return FALSE;
+		}
+		sqlite3_bind_text(ins, 1, pix_volume_kind_name(v->kind), -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 2, v->ident, -1, SQLITE_STATIC);
+		bind_text_or_null(ins, 3, v->uuid);
+		bind_text_or_null(ins, 4, v->label);
+		bind_text_or_null(ins, 5, v->fstype);
+		bind_text_or_null(ins, 6, v->source);
+		bind_path(ins, 7, v->mount_point);
+		bind_path(ins, 8, v->mount_root);
+		sqlite3_bind_int64(ins, 9, (gint64)v->dev);
+		sqlite3_bind_int64(ins, 10, now_seconds());
+		if (!step_done(s, ins, "cannot record a volume", error))
+			return FALSE;
+		*id = sqlite3_last_insert_rowid(s->db);
+	}
+	if (*id != 0)
+		g_hash_table_insert(s->volume_ids, g_steal_pointer(&key), GSIZE_TO_POINTER((gsize)*id));
+	return TRUE;
+}
+
+/* The catalog key of a directory: its volume's id (0 when the catalog
+ * has no such volume and !is_create) and its path relative to the
+ * volume's root (transfer full). */
+static gboolean dir_key(PixStore *s, const PixDir *d, gboolean is_create, gint64 *vol_id, char **rel_path,
+                        GError **error)
+{
+	const PixVolume *v = volume_of(s, d->path, dir_dev(d), rel_path);
+	if (!volume_id(s, v, is_create, vol_id, error)) {
+		g_clear_pointer(rel_path, g_free);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* Runs `sql` with integer parameters ?1.. = args (n of them). */
+static gboolean run_ints(PixStore *s, const char *sql, const char *what, GError **error, int n, ...)
+{
+	g_autoptr(sqlite3_stmt) st = NULL;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		pix_store_sqlite_error(error, s, rc, what);
+		return FALSE;
+	}
+	va_list ap;
+	va_start(ap, n);
+	for (int i = 1; i <= n; i++)
+		sqlite3_bind_int64(st, i, va_arg(ap, gint64));
+	va_end(ap);
+	return step_done(s, st, what, error);
+}
+
+/* A volume's entry in the change log. */
+static gboolean put_volume_change(PixStore *s, gint64 vol_id, const char *kind, const char *old_path,
+                                  const char *new_path, GError **error)
+{
+	g_autoptr(sqlite3_stmt) st = NULL;
+	int rc = sqlite3_prepare_v2(s->db,
+		"INSERT INTO changes (scan_id, volume_id, at, kind, old_path, new_path) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+		-1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		pix_store_sqlite_error(error, s, rc, "cannot write the change log");
+		return FALSE;
+	}
+	if (s->scan_id > 0)
+		sqlite3_bind_int64(st, 1, s->scan_id);
+	sqlite3_bind_int64(st, 2, vol_id);
+	sqlite3_bind_int64(st, 3, s->now_s);
+	sqlite3_bind_text(st, 4, kind, -1, SQLITE_STATIC);
+	if (old_path != NULL)
+		bind_path(st, 5, old_path);
+	if (new_path != NULL)
+		bind_path(st, 6, new_path);
+	return step_done(s, st, "cannot write the change log", error);
+}
+
+/* The rows of `table` (dirs or roots) on volume `vol_id`: their `path`
+ * written anew from rel_path where `v` shows it now. */
+static gboolean rewrite_paths(PixStore *s, const char *table, gint64 vol_id, const PixVolume *v, GError **error)
+{
+	g_autofree char *sel = g_strdup_printf("SELECT id, rel_path FROM %s WHERE volume_id = ?1", table);
+	g_autofree char *upd = g_strdup_printf("UPDATE %s SET path = ?2 WHERE id = ?1", table);
+	g_autoptr(sqlite3_stmt) st = NULL, up = NULL;
+	int rc = sqlite3_prepare_v2(s->db, sel, -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(s->db, upd, -1, &up, NULL);
+	if (rc != SQLITE_OK) {
+		pix_store_sqlite_error(error, s, rc, "cannot move a volume");
+		return FALSE;
+	}
+	sqlite3_bind_int64(st, 1, vol_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		g_autofree char *rel = column_bytes(st, 1);
+		g_autofree char *path = pix_volume_path(v, rel);
+		if (path == NULL)
+			continue;       /* not visible through this mount */
+		sqlite3_reset(up);
+		sqlite3_bind_int64(up, 1, sqlite3_column_int64(st, 0));
+		bind_path(up, 2, path);
+		if (!step_done(s, up, "cannot move a volume", error))
+			return FALSE;
+	}
+	if (rc != SQLITE_DONE) {
+		pix_store_sqlite_error(error, s, rc, "cannot move a volume");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/*
+ * Directories and roots of a catalog from before volumes (volume_id
+ * NULL), placed on the volume mounted where they are now, without reading
+ * a file: for each device they were listed on, the shortest such
+ * directory still there with its inode tells which mount holds them all.
+ * The volume keeps their old device number, so that refresh_volumes()
+ * then moves the files to the device it has now.  Rows on a device not
+ * found (a disk unplugged) wait for a later run.
+ */
+static gboolean place_legacy(PixStore *s, GError **error)
+{
+	g_autoptr(sqlite3_stmt) devs = NULL, upd = NULL, root = NULL, rupd = NULL;
+	int rc = sqlite3_prepare_v2(s->db,
+		"SELECT dev, path, ino, min(length(path)) FROM dirs WHERE volume_id IS NULL AND dev IS NOT NULL"
+		" GROUP BY dev", -1, &devs, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(s->db, "SELECT id, path FROM dirs WHERE volume_id IS NULL AND (dev = ?1 OR dev IS NULL)",
+		                        -1, &upd, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(s->db, "UPDATE OR IGNORE dirs SET volume_id = ?2, rel_path = ?3 WHERE id = ?1", -1,
+		                        &rupd, NULL);
+	if (rc != SQLITE_OK) {
+		pix_store_sqlite_error(error, s, rc, "cannot place directories on volumes");
+		return FALSE;
+	}
+	while ((rc = sqlite3_step(devs)) == SQLITE_ROW) {
+		guint64 old_dev = (guint64)sqlite3_column_int64(devs, 0);
+		g_autofree char *sample = column_bytes(devs, 1);
+		guint64 ino = (guint64)sqlite3_column_int64(devs, 2);
+		struct stat st;
+		if (pix_path_lstat(sample, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_ino != ino)
+			continue;
+		g_autofree char *rel_unused = NULL;
+		const PixVolume *v = volume_of(s, sample, st.st_dev, &rel_unused);
+		gint64 vol_id;
+		if (!volume_id(s, v, TRUE, &vol_id, error))
+			return FALSE;
+		/* the device the rows have: refresh_volumes() moves them */
+		if (!run_ints(s, "UPDATE volumes SET dev = ?2 WHERE id = ?1 AND dev <> ?2", "cannot place directories", error,
+		              2, vol_id, (gint64)old_dev))
+			return FALSE;
+		sqlite3_reset(upd);
+		sqlite3_bind_int64(upd, 1, (gint64)old_dev);
+		while ((rc = sqlite3_step(upd)) == SQLITE_ROW) {
+			g_autofree char *path = column_bytes(upd, 1);
+			if (!pix_path_is_under(path, v->mount_point))
+				continue;
+			const char *below = path + (strcmp(v->mount_point, "/") == 0 ? 0 : strlen(v->mount_point));
+			g_autofree char *rel = pix_volume_rel_join(v->mount_root, below + strspn(below, "/"));
+			sqlite3_reset(rupd);
+			sqlite3_bind_int64(rupd, 1, sqlite3_column_int64(upd, 0));
+			sqlite3_bind_int64(rupd, 2, vol_id);
+			bind_path(rupd, 3, rel);
+			if (!step_done(s, rupd, "cannot place directories", error))
+				return FALSE;
+		}
+		if (rc != SQLITE_DONE)
+			break;
+	}
+	if (rc != SQLITE_DONE) {
+		pix_store_sqlite_error(error, s, rc, "cannot place directories on volumes");
+		return FALSE;
+	}
+	/* roots: where they are now */
+	rc = sqlite3_prepare_v2(s->db, "SELECT id, path FROM roots WHERE volume_id IS NULL", -1, &root, NULL);
+	if (rc != SQLITE_OK) {
+		pix_store_sqlite_error(error, s, rc, "cannot place roots on volumes");
+		return FALSE;
+	}
+	g_autoptr(sqlite3_stmt) rset = NULL;
+	rc = sqlite3_prepare_v2(s->db, "UPDATE OR IGNORE roots SET volume_id = ?2, rel_path = ?3 WHERE id = ?1", -1,
+	                        &rset, NULL);
+	while (rc == SQLITE_OK && (rc = sqlite3_step(root)) == SQLITE_ROW) {
+		g_autofree char *path = column_bytes(root, 1);
+		struct stat st;
+		if (pix_path_lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			rc = SQLITE_OK;
+			continue;
+		}
+		g_autofree char *rel = NULL;
+		const PixVolume *v = volume_of(s, path, st.st_dev, &rel);
+		gint64 vol_id;
+		if (!volume_id(s, v, TRUE, &vol_id, error))
+			return FALSE;
+		sqlite3_reset(rset);
+		sqlite3_bind_int64(rset, 1, sqlite3_column_int64(root, 0));
+		sqlite3_bind_int64(rset, 2, vol_id);
+		bind_path(rset, 3, rel);
+		if (!step_done(s, rset, "cannot place roots", error))
+			return FALSE;
+		rc = SQLITE_OK;
+	}
+	if (rc != SQLITE_DONE) {
+		pix_store_sqlite_error(error, s, rc, "cannot place roots on volumes");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/*
+ * Looks for every volume of the catalog in the mount table, read anew:
+ * one mounted is online, its rows' paths rewritten when it is mounted
+ * elsewhere and their device numbers when it has another; one not mounted
+ * is offline.  Each change of a volume is one entry in the change log.
+ * In the open batch.
+ */
+static gboolean refresh_volumes(PixStore *s, GError **error)
+{
+	g_autoptr(GError) mount_error = NULL;
+	const PixMounts *m = pix_mounts_refresh(&mount_error);
+	if (m == NULL) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_FAILED, "cannot read the mount table: %s",
+		            mount_error->message);
+		return FALSE;
+	}
+	g_hash_table_remove_all(s->unknown_devs);
+	if (!place_legacy(s, error))
+		return FALSE;
+	g_autoptr(sqlite3_stmt) st = NULL, set = NULL;
+	int rc = sqlite3_prepare_v2(s->db,
+		"SELECT id, kind, ident, mount_point, mount_root, dev, is_online FROM volumes ORDER BY id", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(s->db,
+			"UPDATE volumes SET mount_point = ?2, mount_root = ?3, dev = ?4, is_online = 1, last_seen_at = ?5,"
+			" label = ?6, fstype = ?7, source = ?8 WHERE id = ?1", -1, &set, NULL);
+	if (rc != SQLITE_OK) {
+		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
+		return FALSE;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		gint64 id = sqlite3_column_int64(st, 0);
+		int kind = pix_volume_kind_from_name((const char *)sqlite3_column_text(st, 1));
+		const char *ident = (const char *)sqlite3_column_text(st, 2);
+		g_autofree char *old_mount = column_bytes(st, 3);
+		g_autofree char *old_root = column_bytes(st, 4);
+		guint64 old_dev = (guint64)sqlite3_column_int64(st, 5);
+		gboolean was_online = sqlite3_column_int(st, 6) != 0;
+		const PixVolume *v = kind >= 0 && ident != NULL ? pix_mounts_find(m, kind, ident) : NULL;
+
+		if (v == NULL) {
+			if (was_online && (!run_ints(s, "UPDATE volumes SET is_online = 0 WHERE id = ?1",
+			                             "cannot record a volume", error, 1, id) ||
+			                   !put_volume_change(s, id, "offline", old_mount, NULL, error)))
+				return FALSE;
+			continue;
+		}
+		gboolean is_moved = strcmp(old_mount, v->mount_point) != 0 || strcmp(old_root, v->mount_root) != 0;
+		gboolean is_new_dev = old_dev != v->dev;
+		if (is_moved && (!rewrite_paths(s, "dirs", id, v, error) || !rewrite_paths(s, "roots", id, v, error)))
+			return FALSE;
+		if (is_new_dev) {
+			struct statfs sf;
+			gint64 fsid = statfs(v->mount_point, &sf) == 0 ? (gint64)pix_fsid_from(&sf) : 0;
+			if (!run_ints(s, "UPDATE files SET dev = ?2 WHERE dev = ?3 AND dir_id IN"
+			              " (SELECT id FROM dirs WHERE volume_id = ?1)", "cannot move a volume", error,
+			              3, id, (gint64)v->dev, (gint64)old_dev) ||
+			    !run_ints(s, "UPDATE dirs SET dev = ?2, fsid = CASE WHEN ?3 <> 0 THEN ?3 ELSE fsid END"
+			              " WHERE volume_id = ?1 AND dev = ?4", "cannot move a volume", error,
+			              4, id, (gint64)v->dev, fsid, (gint64)old_dev))
+				return FALSE;
+		}
+		const char *kind_name = is_moved || is_new_dev ? "remounted" : !was_online ? "online" : NULL;
+		if (kind_name != NULL &&
+		    !put_volume_change(s, id, kind_name, strcmp(kind_name, "online") == 0 ? NULL : old_mount,
+		                       v->mount_point, error))
+			return FALSE;
+		sqlite3_reset(set);
+		sqlite3_bind_int64(set, 1, id);
+		bind_path(set, 2, v->mount_point);
+		bind_path(set, 3, v->mount_root);
+		sqlite3_bind_int64(set, 4, (gint64)v->dev);
+		sqlite3_bind_int64(set, 5, s->now_s);
+		bind_text_or_null(set, 6, v->label);
+		bind_text_or_null(set, 7, v->fstype);
+		bind_text_or_null(set, 8, v->source);
+		if (!step_done(s, set, "cannot record a volume", error))
+			return FALSE;
+	}
+	if (rc != SQLITE_DONE) {
+		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* A root on the mount point of an offline volume is an empty directory
+ * now: says so, once, so that nobody takes the files for lost, and adds it
+ * to `shadowed` (not recorded as a root of the volume it is on now). */
+static gboolean note_offline_roots(PixStore *s, char **roots, GHashTable *shadowed, GError **error)
+{
+	g_autoptr(sqlite3_stmt) st = NULL;
+	int rc = sqlite3_prepare_v2(s->db,
+		"SELECT v.mount_point, coalesce(v.label, v.ident),"
+		" (SELECT count(*) FROM files f JOIN dirs d ON d.id = f.dir_id WHERE d.volume_id = v.id AND f.state <> 'missing')"
+		" FROM volumes v WHERE NOT v.is_online", -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
+		return FALSE;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		g_autofree char *mount = column_bytes(st, 0);
+		for (char **r = roots; *r != NULL; r++)
+			if (pix_path_is_under(*r, mount) || pix_path_is_under(mount, *r)) {
+				g_autofree char *q = pix_quote(mount);
+				if (pix_path_is_under(*r, mount))
+					g_hash_table_add(shadowed, *r);
+				pix_notice("volume '%s', last mounted at '%s', is offline: its %" G_GINT64_FORMAT
+				           " files are kept, as offline", (const char *)sqlite3_column_text(st, 1), q,
+				           (gint64)sqlite3_column_int64(st, 2));
+				break;
+			}
+	}
+	if (rc != SQLITE_DONE) {
+		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
+		return FALSE;
+	}
+	return TRUE;
+}
+
 gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GError **error)
 {
 	g_autoptr(GString) display = g_string_new(NULL);
@@ -971,8 +1397,9 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 		rc = sqlite3_prepare_v2(s->db, "INSERT INTO scans (command, roots, started_at, state)"
 		                        " VALUES (?1, ?2, ?3, 'running')", -1, &scan, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(s->db, "INSERT INTO roots (path, first_scan_at) VALUES (?1, ?2)"
-		                        " ON CONFLICT (path) DO NOTHING", -1, &root, NULL);
+		rc = sqlite3_prepare_v2(s->db, "INSERT INTO roots (path, first_scan_at, volume_id, rel_path)"
+		                        " VALUES (?1, ?2, ?3, ?4)"
+		                        " ON CONFLICT (volume_id, rel_path) DO UPDATE SET path = ?1", -1, &root, NULL);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot record the scan");
 		rollback_batch(s);
@@ -1002,13 +1429,28 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 		g_array_set_size(s->rates, 0);
 	g_strfreev(s->roots);
 	s->roots = NULL;
+	/* where each volume is now, before anything is looked up by path */
+	if (!refresh_volumes(s, error))
+		goto fail;
 	if (s->is_verify)
 		return pix_store_commit(s, error);      /* it reads, it walks no root */
 	s->roots = g_strdupv(roots);
+	g_autoptr(GHashTable) shadowed = g_hash_table_new(g_str_hash, g_str_equal);
+	if (!note_offline_roots(s, roots, shadowed, error))
+		goto fail;
 	for (char **r = roots; *r != NULL; r++) {
+		struct stat rst;
+		if (g_hash_table_contains(shadowed, *r) || pix_path_lstat(*r, &rst) != 0)
+			continue;       /* the walk says why */
+		g_autofree char *rel = NULL;
+		gint64 vol_id;
+		if (!volume_id(s, volume_of(s, *r, rst.st_dev, &rel), TRUE, &vol_id, error))
+			goto fail;
 		sqlite3_reset(root);
 		bind_path(root, 1, *r);
 		sqlite3_bind_int64(root, 2, now);
+		sqlite3_bind_int64(root, 3, vol_id);
+		bind_path(root, 4, rel);
 		if (!step_done(s, root, "cannot record the scan", error))
 			goto fail;
 	}
@@ -1029,8 +1471,11 @@ static gboolean record_end(PixStore *s, const char *state, int exit_status, GErr
 		" n_moved = ?7, n_missing = ?8, n_unchanged = ?9, n_errors = ?10, bytes_read = ?11,"
 		" exit_status = ?12 WHERE id = ?1", -1, &st, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(s->db, "UPDATE roots SET last_scan_at = ?1 WHERE path = ?2",
+		rc = sqlite3_prepare_v2(s->db, "UPDATE roots SET last_scan_at = ?1 WHERE path = ?2 RETURNING volume_id",
 		                        -1, &roots, NULL);
+	g_autoptr(sqlite3_stmt) vols = NULL;
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(s->db, "UPDATE volumes SET last_scan_at = ?1 WHERE id = ?2", -1, &vols, NULL);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot record the end of the scan");
 		rollback_batch(s);
@@ -1056,7 +1501,17 @@ static gboolean record_end(PixStore *s, const char *state, int exit_status, GErr
 		sqlite3_reset(roots);
 		sqlite3_bind_int64(roots, 1, now_seconds());
 		bind_path(roots, 2, *r);
-		if (!step_done(s, roots, "cannot record the end of the scan", error)) {
+		while ((rc = sqlite3_step(roots)) == SQLITE_ROW) {
+			sqlite3_reset(vols);
+			sqlite3_bind_int64(vols, 1, now_seconds());
+			sqlite3_bind_int64(vols, 2, sqlite3_column_int64(roots, 0));
+			if (!step_done(s, vols, "cannot record the end of the scan", error)) {
+				rollback_batch(s);
+				return FALSE;
+			}
+		}
+		if (rc != SQLITE_DONE) {
+			pix_store_sqlite_error(error, s, rc, "cannot record the end of the scan");
 			rollback_batch(s);
 			return FALSE;
 		}
@@ -1196,9 +1651,15 @@ static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
 		sqlite3_bind_int64(st, 1, d->id);
 		return step_done(s, st, "cannot write a directory", error);
 	}
+	gint64 vol_id;
+	g_autofree char *rel = NULL;
+	if (!dir_key(s, d, TRUE, &vol_id, &rel, error))
+		return FALSE;
 	st = stmt(s, ST_DIR_UPSERT, error);
 	if (st == NULL)
 		return FALSE;
+	sqlite3_bind_int64(st, 13, vol_id);
+	bind_path(st, 14, rel);
 	if (d->parent != NULL && d->parent->id > 0)
 		sqlite3_bind_int64(st, 1, d->parent->id);
 	bind_path(st, 2, d->path);
@@ -1774,13 +2235,20 @@ static GPtrArray *collect_file_rows(PixStore *s, sqlite3_stmt *st, gboolean has_
 	return g_steal_pointer(&rows);
 }
 
-gboolean pix_store_find_dir(PixStore *s, const char *path, PixDirRow **row, GError **error)
+gboolean pix_store_find_dir(PixStore *s, const PixDir *dir, PixDirRow **row, GError **error)
 {
-	sqlite3_stmt *st = stmt(s, ST_FIND_DIR, error);
+	gint64 vol_id;
+	g_autofree char *rel = NULL;
 	*row = NULL;
+	if (!dir_key(s, dir, FALSE, &vol_id, &rel, error))
+		return FALSE;
+	if (vol_id == 0)
+		return TRUE;    /* a volume the catalog does not know yet */
+	sqlite3_stmt *st = stmt(s, ST_FIND_DIR, error);
 	if (st == NULL)
 		return FALSE;
-	bind_path(st, 1, path);
+	sqlite3_bind_int64(st, 1, vol_id);
+	bind_path(st, 2, rel);
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		*row = g_new0(PixDirRow, 1);
@@ -1870,7 +2338,17 @@ gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gint64 trusted_s
 	*n_files = 0;
 	if (st == NULL)
 		return FALSE;
-	bind_path(st, 1, dir->path);
+	gint64 vol_id;
+	g_autofree char *rel = NULL;
+	if (!dir_key(s, dir, FALSE, &vol_id, &rel, error))
+		return FALSE;
+	if (vol_id == 0)
+		return TRUE;
+	st = stmt(s, ST_DIR_STAT, error);   /* dir_key may have used the connection */
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 1, vol_id);
+	bind_path(st, 3, rel);
 	sqlite3_bind_int64(st, 2, trusted_scan_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -1971,7 +2449,7 @@ gboolean pix_store_each_to_verify(PixStore *s, char **paths, gint64 before_s, Pi
 		"SELECT f.id, f.name, f.dev, f.ino, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.state, f.md5,"
 		" f.recheck, d.path, coalesce(f.verified_at, f.hashed_at, 0), f.verified_at IS NOT NULL"
 		" FROM files f JOIN dirs d ON d.id = f.dir_id"
-		" WHERE f.state <> 'missing' AND f.md5 IS NOT NULL"
+		" WHERE f.state <> 'missing' AND f.md5 IS NOT NULL" ONLINE_DIR
 		" AND (coalesce(f.verified_at, f.hashed_at, 0), f.verified_at IS NOT NULL, f.id) > (?1, ?2, ?3)"
 		/* not what this run verified already, nor a file whose MD5 may not
 		 * be final (mtime too recent when read: the next scan reads it) */
@@ -2056,8 +2534,11 @@ gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStore
 	g_autoptr(sqlite3_stmt) st = NULL;
 	int rc = sqlite3_prepare_v2(s->db,
 		"SELECT c.seq, c.scan_id, c.file_id, c.at, c.kind, d.path, f.name, c.old_path, c.new_path,"
-		" c.old_md5, c.new_md5, c.old_size, c.new_size, f.state"
-		" FROM changes c JOIN files f ON f.id = c.file_id JOIN dirs d ON d.id = f.dir_id"
+		" c.old_md5, c.new_md5, c.old_size, c.new_size,"
+		" CASE WHEN fv.is_online = 0 AND f.state <> 'missing' THEN 'offline' ELSE f.state END,"
+		" coalesce(v.ident, fv.ident), f.id IS NOT NULL"
+		" FROM changes c LEFT JOIN files f ON f.id = c.file_id LEFT JOIN dirs d ON d.id = f.dir_id"
+		" LEFT JOIN volumes fv ON fv.id = d.volume_id LEFT JOIN volumes v ON v.id = c.volume_id"
 		" WHERE c.seq > ?1 ORDER BY c.seq LIMIT ?2", -1, &st, NULL);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
@@ -2069,18 +2550,22 @@ gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStore
 		g_autofree char *dir = column_bytes(st, 5);
 		g_autofree char *name = column_bytes(st, 6);
 		g_autofree char *kind = column_bytes(st, 4);
+		g_autofree char *volume = sqlite3_column_type(st, 14) != SQLITE_NULL ? column_bytes(st, 14) : NULL;
+		gboolean has_file = sqlite3_column_int(st, 15) != 0;
 		PixChange c = {
 			.seq = sqlite3_column_int64(st, 0),
 			.scan_id = sqlite3_column_int64(st, 1),
 			.file_id = sqlite3_column_int64(st, 2),
 			.at = sqlite3_column_int64(st, 3),
 			.kind = kind,
-			.path = pix_path_join(dir, name),
+			.path = has_file ? pix_path_join(dir, name) : NULL,
+			.volume = volume,
 			.old_path = sqlite3_column_type(st, 7) != SQLITE_NULL ? column_bytes(st, 7) : NULL,
 			.new_path = sqlite3_column_type(st, 8) != SQLITE_NULL ? column_bytes(st, 8) : NULL,
 			.old_size = sqlite3_column_type(st, 11) != SQLITE_NULL ? sqlite3_column_int64(st, 11) : -1,
 			.new_size = sqlite3_column_type(st, 12) != SQLITE_NULL ? sqlite3_column_int64(st, 12) : -1,
-			.state = state_from(sqlite3_column_text(st, 13)),
+			.state = has_file ? state_from(sqlite3_column_text(st, 13)) : PIX_STATE_MISSING,
+			.has_file = has_file,
 		};
 		c.has_old_md5 = column_md5(st, 9, c.old_md5);
 		c.has_new_md5 = column_md5(st, 10, c.new_md5);
@@ -2129,10 +2614,71 @@ gboolean pix_store_end_pass(PixStore *s, GError **error)
 	if (!ensure_md5_index(s, error))
 		return FALSE;
 	s->rows_before_run = s->catalog_rows;
-	return TRUE;
+	/* a disk may have come or gone: the next pass looks with fresh eyes */
+	if (!begin_batch(s, error))
+		return FALSE;
+	if (!refresh_volumes(s, error)) {
+		rollback_batch(s);
+		return FALSE;
+	}
+	return pix_store_commit(s, error);
 }
 
 sqlite3 *pix_store_sqlite(PixStore *s)
 {
 	return s->db;
+}
+
+gboolean pix_store_forget(PixStore *s, gint64 volume_id, gboolean is_dry_run, gint64 *n_files, GError **error)
+{
+	static const char *const what = "cannot forget files";
+	g_assert(s->mode == PIX_STORE_WRITE && !s->in_batch);
+	*n_files = 0;
+	if (!begin_batch(s, error))
+		return FALSE;
+	/* the rows to forget, by id; then each step refers to them */
+	if (!exec_sql(s, "CREATE TEMP TABLE IF NOT EXISTS forget_ids (id INTEGER PRIMARY KEY); DELETE FROM forget_ids",
+	              what, error) ||
+	    !run_ints(s, volume_id == 0
+	                 ? "INSERT INTO forget_ids SELECT id FROM files WHERE state = 'missing' AND ?1 = 0"
+	                 : "INSERT INTO forget_ids SELECT f.id FROM files f JOIN dirs d ON d.id = f.dir_id"
+	                   " WHERE d.volume_id = ?1",
+	              what, error, 1, volume_id))
+		goto fail;
+	*n_files = sqlite3_changes(s->db);
+	/* each one's last word in the change log, then the rows */
+	if (!run_ints(s, "INSERT INTO changes (file_id, at, kind, old_path, old_md5, old_size)"
+	              " SELECT i.id, ?1, 'forgotten', i.path, f.md5, f.size FROM forget_ids x"
+	              " JOIN file_info i ON i.id = x.id JOIN files f ON f.id = x.id ORDER BY x.id",
+	              what, error, 1, now_seconds()) ||
+	    !exec_sql(s, "UPDATE files SET sidecar_id = NULL WHERE sidecar_id IN (SELECT id FROM forget_ids);"
+	              " DELETE FROM meta WHERE file_id IN (SELECT id FROM forget_ids);"
+	              " DELETE FROM files WHERE id IN (SELECT id FROM forget_ids);"
+	              " DELETE FROM forget_ids", what, error))
+		goto fail;
+	if (volume_id != 0) {
+		if (!run_ints(s, "UPDATE dirs SET parent_id = NULL WHERE volume_id IS NOT ?1 AND parent_id IN"
+		              " (SELECT id FROM dirs WHERE volume_id = ?1)", what, error, 1, volume_id) ||
+		    !run_ints(s, "DELETE FROM dirs WHERE volume_id = ?1", what, error, 1, volume_id) ||
+		    !run_ints(s, "DELETE FROM roots WHERE volume_id = ?1", what, error, 1, volume_id) ||
+		    !run_ints(s, "UPDATE changes SET volume_id = NULL WHERE volume_id = ?1", what, error, 1, volume_id) ||
+		    !run_ints(s, "DELETE FROM volumes WHERE id = ?1", what, error, 1, volume_id))
+			goto fail;
+	} else {
+		/* missing directories left with nothing in them, from the leaves up */
+		do {
+			if (!exec_sql(s, "DELETE FROM dirs WHERE state = 'missing'"
+			              " AND NOT EXISTS (SELECT 1 FROM files WHERE dir_id = dirs.id)"
+			              " AND NOT EXISTS (SELECT 1 FROM dirs c WHERE c.parent_id = dirs.id)", what, error))
+				goto fail;
+		} while (sqlite3_changes(s->db) > 0);
+	}
+	if (is_dry_run) {
+		rollback_batch(s);
+		return TRUE;
+	}
+	return pix_store_commit(s, error);
+fail:
+	rollback_batch(s);
+	return FALSE;
 }

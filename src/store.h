@@ -45,6 +45,7 @@ typedef enum {
 	PIX_STATE_OK,
 	PIX_STATE_ERROR,
 	PIX_STATE_MISSING,
+	PIX_STATE_OFFLINE,      /* read only: on a volume not mounted (file_info) */
 } PixFileState;
 
 /* A file row as plan sees it. */
@@ -155,14 +156,17 @@ gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GEr
 
 /* --- reader --- */
 
-/* The directory row at `path`: TRUE and *row filled (transfer full) when
- * there is one; TRUE and *row NULL when there is none. */
-gboolean pix_store_find_dir(PixStore *s, const char *path, PixDirRow **row, GError **error);
+/* The directory row of `dir` (its volume, found from its path and device,
+ * and its path relative to the volume's root): TRUE and *row filled
+ * (transfer full) when there is one; TRUE and *row NULL when there is
+ * none. */
+gboolean pix_store_find_dir(PixStore *s, const PixDir *dir, PixDirRow **row, GError **error);
 /* The file rows of directory `dir_id` (PixFileRow*, transfer full). */
 GPtrArray *pix_store_dir_files(PixStore *s, gint64 dir_id, GError **error);
 /* The file rows with this device and inode, with dir_path set. */
 GPtrArray *pix_store_files_by_inode(PixStore *s, guint64 dev, guint64 ino, GError **error);
-/* The directory rows (not 'missing') at `root` and below it (PixDirRow*). */
+/* The directory rows (not 'missing') at `root` and below it, of volumes
+ * mounted now (PixDirRow*). */
 GPtrArray *pix_store_dirs_under(PixStore *s, const char *root, GError **error);
 /*
  * --quick: whether directory `dir` (path and stat) is as it was when last
@@ -206,8 +210,11 @@ typedef struct {
 	gint64 scan_id;           /* 0 if none */
 	gint64 file_id;
 	gint64 at;
-	const char *kind;         /* 'added', 'changed', 'moved', 'missing', 'restored' */
-	char *path;               /* the file's path now (bytes) */
+	const char *kind;         /* 'added', 'changed', 'moved', 'missing', 'restored',
+	                             'forgotten'; a volume's: 'remounted', 'offline', 'online' */
+	gboolean has_file;        /* file_id names a row still in the catalog */
+	char *path;               /* the file's path now (bytes), NULL without has_file */
+	const char *volume;       /* the volume's ident (of the entry, or of the file), or NULL */
 	char *old_path;           /* 'moved': bytes, else NULL */
 	char *new_path;
 	gboolean has_old_md5, has_new_md5;
@@ -223,6 +230,67 @@ gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStore
 
 /* The roots scans have walked (NULL-terminated, transfer full). */
 char **pix_store_roots(PixStore *s, GError **error);
+
+/* --- volumes (store-volumes.c; pix_store_forget in store.c) --- */
+
+/* A volume as the catalog knows it. Strings borrowed for the callback. */
+typedef struct {
+	gint64 id;
+	const char *kind;         /* 'uuid', 'label', 'source', 'mount' */
+	const char *ident;        /* its identity (see volume.h) */
+	const char *uuid, *label, *fstype, *source; /* NULL when unknown */
+	const char *mount_point;  /* where it was last seen (bytes) */
+	gboolean is_online;       /* mounted at the last run's look */
+	gint64 n_files;           /* files not missing */
+	gint64 bytes;             /* their size */
+	gint64 n_missing;
+	gint64 first_seen_at, last_seen_at, last_scan_at; /* 0 when never */
+} PixVolumeRow;
+typedef gboolean (*PixStoreVolumeFn)(gpointer data, const PixVolumeRow *v);
+/* Calls fn for each volume, by id; returning FALSE stops. */
+gboolean pix_store_each_volume(PixStore *s, PixStoreVolumeFn fn, gpointer data, GError **error);
+
+/* A root as the catalog knows it. Strings borrowed for the callback. */
+typedef struct {
+	const char *path;         /* where it was last seen (bytes) */
+	const char *rel_path;     /* relative to its volume's root; NULL if not placed */
+	const char *volume_kind;  /* NULL when not placed on a volume */
+	const char *volume_ident;
+	const char *volume_label;
+	gboolean is_online;       /* its volume was mounted at the last look */
+	gint64 first_scan_at, last_scan_at; /* 0 when never */
+} PixRootRow;
+typedef gboolean (*PixStoreRootFn)(gpointer data, const PixRootRow *r);
+/* Calls fn for each root, by path; returning FALSE stops. */
+gboolean pix_store_each_root(PixStore *s, PixStoreRootFn fn, gpointer data, GError **error);
+
+/* A run (scans row). Strings borrowed for the callback. */
+typedef struct {
+	gint64 id;
+	const char *command, *roots, *state;
+	gint64 started_at, finished_at;  /* finished_at 0 while running */
+	gint64 n_new, n_changed, n_moved, n_missing, n_unchanged, n_errors, bytes_read;
+	int exit_status;                 /* -1 when none */
+} PixRunRow;
+typedef gboolean (*PixStoreRunFn)(gpointer data, const PixRunRow *r);
+/* Calls fn for the last `limit` runs, newest first. */
+gboolean pix_store_each_run(PixStore *s, gint64 limit, PixStoreRunFn fn, gpointer data, GError **error);
+
+/* What the next scan reads again without a change on disk: files flagged
+ * for a recheck (mtime too recent when read, or a format photoidx learnt
+ * since), and regular files never read (their read failed); not missing,
+ * not offline. */
+gboolean pix_store_pending(PixStore *s, gint64 *n_recheck, gint64 *n_unread, GError **error);
+
+/*
+ * Writer: removes file rows from the catalog, with their metadata; each
+ * gets a 'forgotten' entry in the change log (its old path, MD5, size).
+ * `volume_id` 0: the missing files (and the missing directories left
+ * empty); else every file, directory and root of that volume, and the
+ * volume itself.  With `is_dry_run`, counts and rolls back.  *n_files:
+ * how many.  One transaction.
+ */
+gboolean pix_store_forget(PixStore *s, gint64 volume_id, gboolean is_dry_run, gint64 *n_files, GError **error);
 
 /* Whether any file row has device `dev`. */
 gboolean pix_store_has_dev(PixStore *s, guint64 dev, gboolean *has, GError **error);

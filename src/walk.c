@@ -365,10 +365,13 @@ static gboolean enter_dir(GArray *stack, int parent_fd, const char *name, PixDir
 	/* the file system's identity, read where one begins: at a root and
 	 * across a mount point */
 	struct statfs sf;
-	if (dir->parent != NULL && dir->parent->st.dev == dir->st.dev)
+	if (dir->parent != NULL && dir->parent->st.dev == dir->st.dev) {
 		dir->fsid = dir->parent->fsid;
-	else if (fstatfs(fd, &sf) == 0)
+		dir->is_ino_unstable = dir->parent->is_ino_unstable;
+	} else if (fstatfs(fd, &sf) == 0) {
 		dir->fsid = pix_fsid_from(&sf);
+		dir->is_ino_unstable = pix_fs_ino_unstable(&sf);
+	}
 	Frame f = { .fd = fd, .dir = dir };
 	g_array_append_val(stack, f);
 	return TRUE;

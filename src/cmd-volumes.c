@@ -1,0 +1,154 @@
+/*
+ * cmd-volumes.c: `photoidx volumes [--json]`, the disks, cards and shares
+ * the catalog knows: label, identity, type, where each is mounted now or
+ * "offline", its files and bytes, its last scan.  Also what the commands
+ * about volumes share (opening a reader, times for people).
+ *
+ * Reads the catalog (a reader) and the mount table as it is now; writes
+ * stdout.  Main thread.
+ *
+ * Invariants:
+ *  1. "online" is the mount table's word now, not the catalog's from the
+ *     last run: a card unplugged since says offline at once.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "cmd.h"
+#include "json.h"
+#include "log.h"
+#include "store.h"
+#include "volume.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+PixStore *pix_cmd_open_reader(const char *db, int *status)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = db != NULL ? g_strdup(db) : pix_cmd_default_db();
+	PixStore *s = pix_store_open(path, PIX_STORE_READ, FALSE, &error);
+	if (s == NULL) {
+		pix_error("%s", error->message);
+		*status = PIX_EXIT_FATAL;
+	}
+	return s;
+}
+
+char *pix_cmd_time_text(gint64 at_s)
+{
+	if (at_s <= 0)
+		return g_strdup("never");
+	g_autoptr(GDateTime) t = g_date_time_new_from_unix_local(at_s);
+	return t != NULL ? g_date_time_format(t, "%Y-%m-%d %H:%M") : g_strdup("?");
+}
+
+typedef struct {
+	gboolean is_json;
+	gint64 n;
+	GString *out;
+} Lister;
+
+static void json_str_or_null(GString *js, const char *key, const char *v, gboolean *first)
+{
+	pix_json_key(js, key, first);
+	if (v != NULL)
+		pix_json_string(js, v);
+	else
+		g_string_append(js, "null");
+}
+
+static gboolean print_volume(gpointer data, const PixVolumeRow *v)
+{
+	Lister *l = data;
+	const PixMounts *m = pix_mounts_get(NULL);
+	int kind = pix_volume_kind_from_name(v->kind);
+	const PixVolume *now = m != NULL && kind >= 0 ? pix_mounts_find(m, kind, v->ident) : NULL;
+	GString *out = l->out;
+
+	g_string_truncate(out, 0);
+	if (l->is_json) {
+		gboolean first = TRUE;
+		g_string_append(out, l->n > 0 ? ",\n{" : "\n{");
+		pix_json_int(out, "id", v->id, &first);
+		json_str_or_null(out, "kind", v->kind, &first);
+		json_str_or_null(out, "ident", v->ident, &first);
+		json_str_or_null(out, "uuid", v->uuid, &first);
+		json_str_or_null(out, "label", v->label, &first);
+		json_str_or_null(out, "fstype", v->fstype, &first);
+		json_str_or_null(out, "source", v->source, &first);
+		/* where it is now, else where it was last seen */
+		json_str_or_null(out, "mount_point", now != NULL ? now->mount_point : v->mount_point, &first);
+		pix_json_key(out, "online", &first);
+		g_string_append(out, now != NULL ? "true" : "false");
+		pix_json_int(out, "files", v->n_files, &first);
+		pix_json_int(out, "bytes", v->bytes, &first);
+		pix_json_int(out, "missing", v->n_missing, &first);
+		pix_json_int(out, "first_seen_at", v->first_seen_at, &first);
+		pix_json_int(out, "last_seen_at", v->last_seen_at, &first);
+		if (v->last_scan_at > 0)
+			pix_json_int(out, "last_scan_at", v->last_scan_at, &first);
+		else
+			json_str_or_null(out, "last_scan_at", NULL, &first);
+		g_string_append_c(out, '}');
+	} else {
+		g_autofree char *bytes = pix_format_bytes(v->bytes);
+		g_autofree char *when = pix_cmd_time_text(v->last_scan_at);
+		g_autofree char *where = pix_quote(now != NULL ? now->mount_point : v->mount_point);
+		g_autofree char *where_text = now != NULL ? g_strdup(where)
+		                                          : g_strdup_printf("offline (last at %s)", where);
+		g_string_printf(out, "%-12s %-38s %-8s %-40s %8" G_GINT64_FORMAT " files %10s  last scan %s\n",
+		                v->label != NULL ? v->label : "-", v->ident, v->fstype != NULL ? v->fstype : "-",
+		                where_text, v->n_files, bytes, when);
+	}
+	l->n++;
+	return fwrite(out->str, 1, out->len, stdout) == out->len;
+}
+
+int pix_cmd_volumes(int argc, char **argv)
+{
+	char *db_opt = NULL;
+	gboolean is_json = FALSE;
+	GOptionEntry entries[] = {
+		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt, "catalog file (default $PHOTOIDX_DB, else the config's, else $XDG_DATA_HOME/photoidx/catalog.db)", "FILE" },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &is_json, "print a JSON array of volumes", NULL },
+		{ NULL, 0, 0, 0, NULL, NULL, NULL }
+	};
+	g_autoptr(GOptionContext) ctx = g_option_context_new("- list the volumes of the catalog");
+	g_autoptr(GError) error = NULL;
+	int status = PIX_EXIT_OK;
+
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_set_summary(ctx, "Lists each disk, card or share the catalog has files on: its label, its\n"
+	                                  "identity (file system UUID, else label, else mount source), its type, where\n"
+	                                  "it is mounted now or \"offline\", its files, their bytes and its last scan.");
+	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+		g_free(db_opt);
+		return pix_cmd_usage_error("volumes", "%s", error->message);
+	}
+	if (argc > 1) {
+		g_free(db_opt);
+		return pix_cmd_usage_error("volumes", "unexpected argument '%s'", argv[1]);
+	}
+	if (pix_cmd_check_config() != PIX_EXIT_OK) {
+		g_free(db_opt);
+		return PIX_EXIT_USAGE;
+	}
+	pix_log_init(FALSE, FALSE);
+	signal(SIGPIPE, SIG_DFL);
+	g_autoptr(PixStore) reader = pix_cmd_open_reader(db_opt, &status);
+	g_free(db_opt);
+	if (reader == NULL)
+		return status;
+	Lister l = { .is_json = is_json, .out = g_string_new(NULL) };
+	if (is_json)
+		fputc('[', stdout);
+	gboolean is_ok = pix_store_each_volume(reader, print_volume, &l, &error);
+	if (is_json)
+		fputs(l.n > 0 ? "\n]\n" : "]\n", stdout);
+	g_string_free(l.out, TRUE);
+	if (!is_ok) {
+		pix_error("%s", error->message);
+		return PIX_EXIT_FATAL;
+	}
+	return fflush(stdout) == 0 ? PIX_EXIT_OK : PIX_EXIT_FATAL;
+}
