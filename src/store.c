@@ -1391,6 +1391,7 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 
 	/* every auto-cleaned statement is declared before the first goto */
 	g_autoptr(sqlite3_stmt) killed = NULL, scan = NULL, root = NULL, rows = NULL;
+	g_autoptr(GHashTable) shadowed = g_hash_table_new(g_str_hash, g_str_equal);
 	s->is_verify = strcmp(command, "verify") == 0;
 	int rc = sqlite3_prepare_v2(s->db, "UPDATE scans SET state = 'killed' WHERE state = 'running'", -1, &killed, NULL);
 	if (rc == SQLITE_OK)
@@ -1435,7 +1436,6 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 	if (s->is_verify)
 		return pix_store_commit(s, error);      /* it reads, it walks no root */
 	s->roots = g_strdupv(roots);
-	g_autoptr(GHashTable) shadowed = g_hash_table_new(g_str_hash, g_str_equal);
 	if (!note_offline_roots(s, roots, shadowed, error))
 		goto fail;
 	for (char **r = roots; *r != NULL; r++) {
