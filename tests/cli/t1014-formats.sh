@@ -148,12 +148,31 @@ test_expect_success 'the OpenSubtitles hash is the size plus the 64-bit sums of 
 
 # The catalog of a scan, taken back to schema 2 as an older photoidx left
 # it: no 0003 columns, index or view, and no metadata for the movie (nor
-# the views and index of 0004 and later, which stand on file_info).
+# the views and index of 0004, which stand on file_info, nor the volumes
+# of 0005, whose tables are made again as they were).
 downgrade() {
-	sqlite3 -bail "$1" "DROP VIEW photos; DROP VIEW duplicates; DROP INDEX meta_by_gps;" &&
+	sqlite3 -bail "$1" "PRAGMA foreign_keys = OFF; BEGIN;
+		DROP VIEW photos; DROP VIEW duplicates; DROP VIEW file_info; DROP INDEX meta_by_gps;
+		CREATE TABLE d2 (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES dirs(id), path NOT NULL UNIQUE,
+			dev INTEGER, ino INTEGER, mtime_ns INTEGER, ctime_ns INTEGER,
+			state TEXT NOT NULL DEFAULT 'ok' CHECK (state IN ('ok', 'error', 'missing')), error TEXT,
+			scanned_at INTEGER, listed_scan_id INTEGER REFERENCES scans(id), fsid INTEGER);
+		INSERT INTO d2 SELECT id, parent_id, path, dev, ino, mtime_ns, ctime_ns, state, error, scanned_at,
+			listed_scan_id, fsid FROM dirs;
+		DROP TABLE dirs; ALTER TABLE d2 RENAME TO dirs; CREATE INDEX dirs_by_parent ON dirs (parent_id);
+		CREATE TABLE r2 (id INTEGER PRIMARY KEY, path NOT NULL UNIQUE, first_scan_at INTEGER NOT NULL, last_scan_at INTEGER);
+		INSERT INTO r2 SELECT id, path, first_scan_at, last_scan_at FROM roots;
+		DROP TABLE roots; ALTER TABLE r2 RENAME TO roots;
+		CREATE TABLE c2 (seq INTEGER PRIMARY KEY AUTOINCREMENT, scan_id INTEGER REFERENCES scans(id),
+			file_id INTEGER NOT NULL REFERENCES files(id), at INTEGER NOT NULL, kind TEXT NOT NULL,
+			old_path, new_path, old_md5 BLOB, new_md5 BLOB, old_size INTEGER, new_size INTEGER);
+		INSERT INTO c2 SELECT seq, scan_id, file_id, at, kind, old_path, new_path, old_md5, new_md5, old_size, new_size
+			FROM changes WHERE file_id IS NOT NULL;
+		DROP TABLE changes; ALTER TABLE c2 RENAME TO changes; CREATE INDEX changes_by_file ON changes (file_id);
+		DROP TABLE volumes; COMMIT;" &&
 	sqlite3 -bail "$1" "UPDATE meta SET date_taken = NULL, date_tz = NULL, date_source = NULL WHERE lent & 1;
 		UPDATE meta SET gps_lat = NULL, gps_lon = NULL, gps_alt_m = NULL WHERE lent & 2;
-		DROP VIEW file_info; DROP INDEX files_sidecars; DROP INDEX files_with_sidecar; DROP INDEX files_by_sidecar;
+		DROP INDEX files_sidecars; DROP INDEX files_with_sidecar; DROP INDEX files_by_sidecar;
 		ALTER TABLE files DROP COLUMN sidecar_id; ALTER TABLE meta DROP COLUMN lent;
 		ALTER TABLE meta DROP COLUMN duration_s; ALTER TABLE meta DROP COLUMN osdb_hash;" &&
 	sed -n "/^DROP VIEW file_info;/,\$ p" "$REPO/schema/0002-verify-quick.sql" | tail -n +2 | sqlite3 -bail "$1" &&

@@ -98,9 +98,9 @@ cases() {
 
 	test_expect_success "the commands are those photoidx --help lists ($how)" '
 		want=$(px --help | sed -n "/^commands:/,/^\$/s/^  \([a-z][-a-z]*\) .*/\1/p" | LC_ALL=C sort | paste -sd " " -) &&
-		echo "$want" | grep -q "^changes dups .*ls scan stats verify watch\$" &&
+		echo "$want" | grep -q "^changes dups export forget ls scan stats status verify volumes watch\$" &&
 		expect_comp "$want" "photoidx " &&
-		expect_comp "scan stats" "photoidx s" &&
+		expect_comp "scan stats status" "photoidx s" &&
 		expect_comp "--version" "photoidx --v"
 	'
 
