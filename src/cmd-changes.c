@@ -133,7 +133,7 @@ int pix_cmd_changes(int argc, char **argv)
 	gint64 since = 0, limit = 0;
 	gboolean is_json = FALSE;
 	GOptionEntry entries[] = {
-		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt, "catalog file (default $XDG_DATA_HOME/photoidx/catalog.db)", "FILE" },
+		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt, PIX_DB_HELP, "FILE" },
 		{ "since", 0, 0, G_OPTION_ARG_INT64, &since, "only changes after sequence number N (default 0: all)", "N" },
 		{ "limit", 0, 0, G_OPTION_ARG_INT64, &limit, "at most N changes (then ask again with --since)", "N" },
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &is_json, "print a JSON object with last_seq and the changes", NULL },
@@ -153,6 +153,8 @@ int pix_cmd_changes(int argc, char **argv)
 	g_autofree char *db = db_opt != NULL ? db_opt : pix_cmd_default_db();
 	if (argc > 1)
 		return pix_cmd_usage_error("changes", "unexpected argument '%s'", argv[1]);
+	if (pix_cmd_check_config() != PIX_EXIT_OK)
+		return PIX_EXIT_USAGE;
 	if (since < 0 || limit < 0)
 		return pix_cmd_usage_error("changes", "--since and --limit must be 0 or more");
 	pix_log_init(FALSE, FALSE);

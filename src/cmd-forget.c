@@ -51,7 +51,7 @@ int pix_cmd_forget(int argc, char **argv)
 	char *db_opt = NULL, *volume = NULL;
 	gboolean is_missing = FALSE, is_dry_run = FALSE, is_no_wait = FALSE;
 	GOptionEntry entries[] = {
-		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt, "catalog file (default $PHOTOIDX_DB, else the config's, else $XDG_DATA_HOME/photoidx/catalog.db)", "FILE" },
+		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt, PIX_DB_HELP, "FILE" },
 		{ "missing", 0, 0, G_OPTION_ARG_NONE, &is_missing, "remove the files found gone (state missing)", NULL },
 		{ "volume", 0, 0, G_OPTION_ARG_STRING, &volume, "remove every file of VOLUME (its UUID, label, identity or id, as 'photoidx volumes' shows)", "VOLUME" },
 		{ "dry-run", 'n', 0, G_OPTION_ARG_NONE, &is_dry_run, "say how many files would be removed, remove nothing", NULL },

@@ -26,7 +26,7 @@ GOptionContext *pix_query_context(PixQueryOptions *o, const char *what, const GO
                                   const char *summary)
 {
 	GOptionEntry entries[] = {
-		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, "catalog file (default $PHOTOIDX_DB, else the config's catalog, else $XDG_DATA_HOME/photoidx/catalog.db)", "FILE" },
+		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, PIX_DB_HELP, "FILE" },
 		{ "from", 0, 0, G_OPTION_ARG_STRING, &o->from, "taken on or after DATE (YYYY[-MM[-DD[ HH:MM[:SS]]]])", "DATE" },
 		{ "to", 0, 0, G_OPTION_ARG_STRING, &o->to, "taken on or before DATE (the whole of it: --to 2023 is to the end of 2023)", "DATE" },
 		{ "date", 0, 0, G_OPTION_ARG_STRING, &o->date, "taken during DATE (a year, month, day, ...)", "DATE" },

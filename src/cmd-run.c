@@ -28,7 +28,7 @@
 void pix_run_options_add(GOptionContext *ctx, PixRunOptions *o)
 {
 	GOptionEntry entries[] = {
-		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, "catalog file (default $PHOTOIDX_DB, else the config's catalog, else $XDG_DATA_HOME/photoidx/catalog.db)", "FILE" },
+		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, PIX_DB_HELP, "FILE" },
 		{ "max-memory", 0, 0, G_OPTION_ARG_STRING, &o->max_memory, "cap on read buffers (default 64M)", "SIZE" },
 		{ "read-size", 0, 0, G_OPTION_ARG_STRING, &o->read_size, "bytes per read (default 1M)", "SIZE" },
 		{ "readers", 0, 0, G_OPTION_ARG_INT, &o->n_readers, "reads in flight (default: 2 on a rotating disk, else 16)", "N" },

@@ -40,8 +40,8 @@ typedef struct {
 /* Adds -x/--exclude, --no-default-excludes and --cross-mounts. */
 void pix_walk_options_add(GOptionContext *ctx, PixWalkOptions *o);
 void pix_walk_options_clear(PixWalkOptions *o);
-/* The exclude patterns: the defaults unless refused, then the user's
- * (transfer full, NULL-terminated). */
+/* The exclude patterns: the defaults unless refused, then the config
+ * file's, then the command line's (transfer full, NULL-terminated). */
 char **pix_walk_options_excludes(const PixWalkOptions *o);
 
 /* Adds --db, --max-memory, --read-size, --readers, --device-class,

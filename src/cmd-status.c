@@ -149,7 +149,7 @@ int pix_cmd_status(int argc, char **argv)
 	char *db_opt = NULL;
 	gboolean is_json = FALSE;
 	GOptionEntry entries[] = {
-		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt, "catalog file (default $PHOTOIDX_DB, else the config's, else $XDG_DATA_HOME/photoidx/catalog.db)", "FILE" },
+		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt, PIX_DB_HELP, "FILE" },
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &is_json, "print one JSON object", NULL },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL }
 	};

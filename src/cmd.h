@@ -51,6 +51,9 @@ int pix_cmd_forget(int argc, char **argv);
  * first with pix_cmd_check_config(). */
 char *pix_cmd_default_db(void);
 
+/* The help text of every command's --db option. */
+#define PIX_DB_HELP "catalog file (default $PHOTOIDX_DB, else the config's catalog, else $XDG_DATA_HOME/photoidx/catalog.db)"
+
 /* Reads the configuration file (see config.h) if not done yet.  Returns
  * PIX_EXIT_OK, or PIX_EXIT_USAGE after printing one line
  * "photoidx: cannot read 'FILE': why" when the file is there but cannot

@@ -1167,9 +1167,11 @@ static gboolean rewrite_paths(PixStore *s, const char *table, gint64 vol_id, con
  * then moves the files to the device it has now.  Rows on a device not
  * found (a disk unplugged) wait for a later run.
  */
+static gboolean place_by_path(PixStore *s, const char *table, GError **error);
+
 static gboolean place_legacy(PixStore *s, GError **error)
 {
-	g_autoptr(sqlite3_stmt) devs = NULL, upd = NULL, root = NULL, rupd = NULL;
+	g_autoptr(sqlite3_stmt) devs = NULL, upd = NULL, rupd = NULL;
 	int rc = sqlite3_prepare_v2(s->db,
 		"SELECT dev, path, ino, min(length(path)) FROM dirs WHERE volume_id IS NULL AND dev IS NOT NULL"
 		" GROUP BY dev", -1, &devs, NULL);
@@ -1221,15 +1223,26 @@ static gboolean place_legacy(PixStore *s, GError **error)
 		pix_store_sqlite_error(error, s, rc, "cannot place directories on volumes");
 		return FALSE;
 	}
-	/* roots: where they are now */
-	rc = sqlite3_prepare_v2(s->db, "SELECT id, path FROM roots WHERE volume_id IS NULL", -1, &root, NULL);
+	/* rows that never had a device (never listed), and roots: on the
+	 * volume that holds their path now, if it is there */
+	return place_by_path(s, "dirs", error) && place_by_path(s, "roots", error);
+}
+
+/* The unplaced rows of `table` (dirs without a device, or roots) whose
+ * path is a directory now: on the volume that holds it. */
+static gboolean place_by_path(PixStore *s, const char *table, GError **error)
+{
+	g_autofree char *sel = g_strdup_printf("SELECT id, path FROM %s WHERE volume_id IS NULL%s", table,
+	                                       strcmp(table, "dirs") == 0 ? " AND dev IS NULL" : "");
+	g_autofree char *upd = g_strdup_printf("UPDATE OR IGNORE %s SET volume_id = ?2, rel_path = ?3 WHERE id = ?1",
+	                                       table);
+	g_autoptr(sqlite3_stmt) root = NULL, rset = NULL;
+	int rc = sqlite3_prepare_v2(s->db, sel, -1, &root, NULL);
 	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot place roots on volumes");
+		pix_store_sqlite_error(error, s, rc, "cannot place directories and roots on volumes");
 		return FALSE;
 	}
-	g_autoptr(sqlite3_stmt) rset = NULL;
-	rc = sqlite3_prepare_v2(s->db, "UPDATE OR IGNORE roots SET volume_id = ?2, rel_path = ?3 WHERE id = ?1", -1,
-	                        &rset, NULL);
+	rc = sqlite3_prepare_v2(s->db, upd, -1, &rset, NULL);
 	while (rc == SQLITE_OK && (rc = sqlite3_step(root)) == SQLITE_ROW) {
 		g_autofree char *path = column_bytes(root, 1);
 		struct stat st;
@@ -1246,12 +1259,12 @@ static gboolean place_legacy(PixStore *s, GError **error)
 		sqlite3_bind_int64(rset, 1, sqlite3_column_int64(root, 0));
 		sqlite3_bind_int64(rset, 2, vol_id);
 		bind_path(rset, 3, rel);
-		if (!step_done(s, rset, "cannot place roots", error))
+		if (!step_done(s, rset, "cannot place directories and roots on volumes", error))
 			return FALSE;
 		rc = SQLITE_OK;
 	}
 	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot place roots on volumes");
+		pix_store_sqlite_error(error, s, rc, "cannot place directories and roots on volumes");
 		return FALSE;
 	}
 	return TRUE;

@@ -37,6 +37,8 @@ cleanup() {
 trap cleanup EXIT
 cd "$TRASH" || exit 1
 export XDG_DATA_HOME="$TRASH/xdg" HOME="$TRASH/home"
+# the developer's own catalog and configuration stay out of the tests
+unset PHOTOIDX_DB XDG_CONFIG_HOME
 mkdir -p "$HOME"
 DB="$TRASH/catalog.db"
 export LC_ALL=C.UTF-8
