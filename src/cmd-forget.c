@@ -17,6 +17,7 @@
 #include "cmd.h"
 #include "log.h"
 #include "store.h"
+#include "volume.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ typedef struct {
 	const char *name;
 	gint64 id;
 	char *label;       /* (owned) */
+	char *mounted_at;  /* where the mount table shows it now, or NULL (owned) */
 	gint64 n_matches;
 	GString *matches;
 } Lookup;
@@ -40,8 +42,13 @@ static gboolean match_volume(gpointer data, const PixVolumeRow *v)
 		return TRUE;
 	l->n_matches++;
 	l->id = v->id;
+	const PixMounts *m = pix_mounts_get(NULL);
+	int kind = pix_volume_kind_from_name(v->kind);
+	const PixVolume *now = m != NULL && kind >= 0 ? pix_mounts_find(m, kind, v->ident) : NULL;
+	g_free(l->mounted_at);
+	l->mounted_at = now != NULL ? g_strdup(now->mount_point) : NULL;
 	g_free(l->label);
-	l->label = g_strdup_printf("%s%s%s", v->label != NULL ? v->label : "", v->label != NULL ? ", " : "", v->ident);
+	l->label = v->label != NULL ? g_strdup_printf("%s (%s)", v->label, v->ident) : g_strdup(v->ident);
 	g_string_append_printf(l->matches, "%s'%s'", l->matches->len > 0 ? ", " : "", v->ident);
 	return TRUE;
 }
@@ -49,12 +56,13 @@ static gboolean match_volume(gpointer data, const PixVolumeRow *v)
 int pix_cmd_forget(int argc, char **argv)
 {
 	char *db_opt = NULL, *volume = NULL;
-	gboolean is_missing = FALSE, is_dry_run = FALSE, is_no_wait = FALSE;
+	gboolean is_missing = FALSE, is_dry_run = FALSE, is_no_wait = FALSE, is_force = FALSE;
 	GOptionEntry entries[] = {
 		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt, PIX_DB_HELP, "FILE" },
 		{ "missing", 0, 0, G_OPTION_ARG_NONE, &is_missing, "remove the files found gone (state missing)", NULL },
 		{ "volume", 0, 0, G_OPTION_ARG_STRING, &volume, "remove every file of VOLUME (its UUID, label, identity or id, as 'photoidx volumes' shows)", "VOLUME" },
 		{ "dry-run", 'n', 0, G_OPTION_ARG_NONE, &is_dry_run, "say how many files would be removed, remove nothing", NULL },
+		{ "force", 0, 0, G_OPTION_ARG_NONE, &is_force, "forget a volume that is mounted now (its next scan indexes it anew)", NULL },
 		{ "no-wait", 0, 0, G_OPTION_ARG_NONE, &is_no_wait, "if another photoidx is writing the catalog, fail at once", NULL },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL }
 	};
@@ -103,6 +111,13 @@ int pix_cmd_forget(int argc, char **argv)
 		status = PIX_EXIT_USAGE;
 	}
 	g_string_free(l.matches, TRUE);
+	if (status == PIX_EXIT_OK && vol_name != NULL && l.mounted_at != NULL && !is_force && !is_dry_run) {
+		g_autofree char *q = pix_quote(l.mounted_at);
+		pix_error("volume %s is mounted at '%s': its next scan would index it anew; unmount it first, or give --force",
+		          l.label, q);
+		status = PIX_EXIT_USAGE;
+	}
+	g_free(l.mounted_at);
 	gint64 n = 0;
 	if (status == PIX_EXIT_OK && !pix_store_forget(writer, vol_name != NULL ? l.id : 0, is_dry_run, &n, &error)) {
 		pix_error("%s", error->message);
@@ -110,10 +125,11 @@ int pix_cmd_forget(int argc, char **argv)
 	}
 	if (status == PIX_EXIT_OK) {
 		const char *verb = is_dry_run ? "would forget" : "forgot";
+		const char *files = n == 1 ? "file" : "files";
 		if (vol_name != NULL)
-			printf("%s %" G_GINT64_FORMAT " files of volume %s\n", verb, n, l.label);
+			printf("%s %" G_GINT64_FORMAT " %s of volume %s\n", verb, n, files, l.label);
 		else
-			printf("%s %" G_GINT64_FORMAT " missing files\n", verb, n);
+			printf("%s %" G_GINT64_FORMAT " missing %s\n", verb, n, files);
 	}
 	g_free(l.label);
 	return status;

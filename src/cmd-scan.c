@@ -193,7 +193,7 @@ static char **default_roots(const char *db, int *status)
 	}
 	if (k.paths->len == 0 && k.n_offline == 0) {
 		g_ptr_array_unref(k.paths);
-		*status = pix_cmd_usage_error("scan", "no PATH given, and the catalog knows no roots yet");
+		*status = pix_cmd_usage_error("scan", "no PATH given, and the catalog knows no roots");
 		return NULL;
 	}
 	g_ptr_array_add(k.paths, NULL);

@@ -137,7 +137,8 @@ static gboolean put_run(gpointer data, const PixRunRow *r)
 	}
 	g_autofree char *when = pix_cmd_time_text(r->started_at);
 	g_autofree char *bytes = pix_format_bytes(r->bytes_read);
-	g_autofree char *roots = g_strdelimit(g_strdup(r->roots != NULL ? r->roots : ""), "\n", ' ');
+	g_autofree char *roots = g_strdelimit(g_strdup(r->roots != NULL && *r->roots != '\0' ? r->roots
+	                                                : "(no root mounted)"), "\n", ' ');
 	g_string_append_printf(st->out, "  %s  %-7s %-11s %" G_GINT64_FORMAT " new, %" G_GINT64_FORMAT " changed, %"
 	                       G_GINT64_FORMAT " missing, %" G_GINT64_FORMAT " errors; read %s  %s\n",
 	                       when, r->command, r->state, r->n_new, r->n_changed, r->n_missing, r->n_errors, bytes, roots);

@@ -112,7 +112,8 @@ int pix_cmd_watch(int argc, char **argv)
 		cfg.always_list = batch.always_list;
 		g_autofree char *first = pix_quote(batch.roots[0]);
 		pix_info("rescanning '%s'%s", first, batch.roots[1] != NULL ? " and more" : "");
-		is_ok = pix_pipeline_scan(&cfg, writer, &is_interrupted, &error) && pix_store_end_pass(writer, &error);
+		is_ok = pix_store_begin_pass(writer, &error) && pix_pipeline_scan(&cfg, writer, &is_interrupted, &error) &&
+		        pix_store_end_pass(writer, &error);
 		pix_watch_batch_clear(&batch);
 	}
 	pix_watch_batch_clear(&batch);

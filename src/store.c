@@ -2627,7 +2627,12 @@ gboolean pix_store_end_pass(PixStore *s, GError **error)
 	if (!ensure_md5_index(s, error))
 		return FALSE;
 	s->rows_before_run = s->catalog_rows;
-	/* a disk may have come or gone: the next pass looks with fresh eyes */
+	return TRUE;
+}
+
+gboolean pix_store_begin_pass(PixStore *s, GError **error)
+{
+	g_assert(!s->in_batch);
 	if (!begin_batch(s, error))
 		return FALSE;
 	if (!refresh_volumes(s, error)) {

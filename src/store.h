@@ -99,9 +99,14 @@ char **pix_store_companion_paths(const char *path);
 /* --- writer --- */
 
 /*
- * Records the start of a run of `command` over `roots` (absolute paths) and
- * registers the roots; marks runs left 'running' by a killed process as
- * 'killed'.  Committed at once.
+ * Records the start of a run of `command` over `roots` (absolute paths);
+ * marks runs left 'running' by a killed process as 'killed'; looks for
+ * every volume of the catalog in the mount table (one mounted elsewhere or
+ * with another device number gets its rows' paths and devices rewritten,
+ * one not mounted becomes offline, each with one change-log entry), and
+ * places the rows of a catalog from before volumes; then registers the
+ * roots on their volumes (not one that is the empty mount point of an
+ * offline volume, which it names).  Committed at once.
  */
 gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GError **error);
 /*
@@ -117,6 +122,13 @@ gboolean pix_store_put(PixStore *s, PixItem *item, GError **error);
  * is built now.
  */
 gboolean pix_store_end_pass(PixStore *s, GError **error);
+/*
+ * For the passes after the first of a run (watch): looks for every volume
+ * in the mount table again, as pix_store_begin_scan() does (a disk
+ * plugged in or out since: its rows moved, or offline, before plan looks
+ * anything up).  Committed at once.
+ */
+gboolean pix_store_begin_pass(PixStore *s, GError **error);
 
 /* The id (scans.id) of the run begun by pix_store_begin_scan(), or 0. */
 gint64 pix_store_run_id(PixStore *s);

@@ -228,7 +228,17 @@ static void on_event(PixWatch *w, const struct inotify_event *ev, GHashTable *mo
 		forget_wd(w, ev->wd);
 		return;
 	}
-	if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT)) {
+	if (ev->mask & IN_UNMOUNT) {
+		/* a disk unplugged under a root: the root's pass finds its
+		 * volume offline (its files kept as offline, none missing) */
+		if (is_root(w, dir)) {
+			g_autofree char *q = pix_quote(dir);
+			pix_notice("'%s' was unmounted: its files are kept, as offline; no longer watching it", q);
+			mark_dirty(w, dir, FALSE);
+		}
+		return;
+	}
+	if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
 		if (is_root(w, dir)) {
 			g_autofree char *q = pix_quote(dir);
 			pix_warn("'%s' is gone (deleted, moved or unmounted): no longer watching it", q);

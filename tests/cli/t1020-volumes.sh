@@ -311,6 +311,15 @@ test_expect_success 'forget --missing removes the one missing file only, not the
 	test "$(q "select count(*) from file_info where rel_path = '\''DCIM/100CANON/IMG_0003.jpg'\'' and volume = '\''$U1'\''")" = 0
 '
 
+test_expect_success 'forget --volume of a volume mounted now is refused without --force, and says where' '
+	n=$(q "select count(*) from file_info") &&
+	test_expect_code 64 px forget --db "$DB" --volume PHOTOS 2>err && cat err &&
+	grep -q "is mounted at .*D.*--force" err &&
+	test "$(q "select count(*) from file_info")" = "$n" &&
+	px forget --db "$DB" --volume PHOTOS --dry-run >f.out && grep -q "would forget 20 files of volume PHOTOS (" f.out &&
+	test "$(q "select count(*) from file_info")" = "$n"
+'
+
 if [ -n "$FAT" ]; then
 	test_expect_success 'forget --volume LABEL of the unplugged card: all its rows gone, it says how many' '
 		px forget --db "$DB" --volume CARD >f.out 2>&1 && cat f.out &&
