@@ -51,12 +51,7 @@ static void append_md5(GString *js, const char *key, gboolean has, const guint8 
 
 static void append_size(GString *js, const char *key, gint64 v, gboolean *first)
 {
-	if (v >= 0) {
-		pix_json_int(js, key, v, first);
-		return;
-	}
-	pix_json_key(js, key, first);
-	g_string_append(js, "null");
+	pix_json_int_or_null(js, key, v, v >= 0, first);
 }
 
 /* "key": path, and when the bytes are not UTF-8 (the string is then in
@@ -88,23 +83,10 @@ static gboolean print_change(gpointer data, const PixChange *c)
 		pix_json_key(out, "kind", &first);
 		pix_json_string(out, c->kind);
 		/* a volume's entry names no file */
-		if (c->file_id > 0) {
-			pix_json_int(out, "file_id", c->file_id, &first);
-		} else {
-			pix_json_key(out, "file_id", &first);
-			g_string_append(out, "null");
-		}
+		pix_json_int_or_null(out, "file_id", c->file_id, c->file_id > 0, &first);
 		append_path(out, "path", c->path, &first);
-		pix_json_key(out, "state", &first);
-		if (c->has_file)
-			pix_json_string(out, state_name(c->state));
-		else
-			g_string_append(out, "null");
-		pix_json_key(out, "volume", &first);
-		if (c->volume != NULL)
-			pix_json_string(out, c->volume);
-		else
-			g_string_append(out, "null");
+		pix_json_str(out, "state", c->has_file ? state_name(c->state) : NULL, &first);
+		pix_json_str(out, "volume", c->volume, &first);
 		append_path(out, "old_path", c->old_path, &first);
 		append_path(out, "new_path", c->new_path, &first);
 		append_md5(out, "old_md5", c->has_old_md5, c->old_md5, &first);
@@ -146,15 +128,10 @@ int pix_cmd_changes(int argc, char **argv)
 	g_option_context_set_summary(ctx, "Lists, in order, every file added, changed, moved, found missing or\n"
 	                                  "restored after change N: one line per change, tab-separated\n"
 	                                  "(seq, kind, path, and for a move the old path), or JSON.");
-	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-		g_free(db_opt);
-		return pix_cmd_usage_error("changes", "%s", error->message);
-	}
+	int status = pix_cmd_parse("changes", ctx, argc, argv);
 	g_autofree char *db = db_opt != NULL ? db_opt : pix_cmd_default_db();
-	if (argc > 1)
-		return pix_cmd_usage_error("changes", "unexpected argument '%s'", argv[1]);
-	if (pix_cmd_check_config() != PIX_EXIT_OK)
-		return PIX_EXIT_USAGE;
+	if (status != PIX_EXIT_OK)
+		return status;
 	if (since < 0 || limit < 0)
 		return pix_cmd_usage_error("changes", "--since and --limit must be 0 or more");
 	pix_log_init(FALSE, FALSE);

@@ -75,14 +75,9 @@ int pix_cmd_forget(int argc, char **argv)
 	                                  "of a volume (--volume), with their metadata; the change log records each as\n"
 	                                  "'forgotten'.  Nothing is ever removed otherwise: a scan marks a vanished file\n"
 	                                  "missing and the files of an unplugged disk offline, and keeps them.");
-	if (!g_option_context_parse(ctx, &argc, &argv, &error))
-		status = pix_cmd_usage_error("forget", "%s", error->message);
-	else if (argc > 1)
-		status = pix_cmd_usage_error("forget", "unexpected argument '%s'", argv[1]);
-	else if (is_missing == (volume != NULL))
+	status = pix_cmd_parse("forget", ctx, argc, argv);
+	if (status == PIX_EXIT_OK && is_missing == (volume != NULL))
 		status = pix_cmd_usage_error("forget", "give one of --missing and --volume VOLUME");
-	else if (pix_cmd_check_config() != PIX_EXIT_OK)
-		status = PIX_EXIT_USAGE;
 	if (status != PIX_EXIT_OK) {
 		g_free(db_opt);
 		g_free(volume);

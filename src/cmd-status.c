@@ -30,23 +30,10 @@ typedef struct {
 	GString *out;
 } Status;
 
-static void json_str(GString *js, const char *key, const char *v, gboolean *first)
-{
-	pix_json_key(js, key, first);
-	if (v != NULL)
-		pix_json_string(js, v);
-	else
-		g_string_append(js, "null");
-}
-
+/* "key": a time, or null for never (0) */
 static void json_time(GString *js, const char *key, gint64 v, gboolean *first)
 {
-	if (v > 0) {
-		pix_json_int(js, key, v, first);
-		return;
-	}
-	pix_json_key(js, key, first);
-	g_string_append(js, "null");
+	pix_json_int_or_null(js, key, v, v > 0, first);
 }
 
 /* Where a root is now: its path through its volume's mount, or NULL when
@@ -68,11 +55,10 @@ static gboolean put_root(gpointer data, const PixRootRow *r)
 	if (st->is_json) {
 		gboolean first = TRUE;
 		g_string_append(st->out, st->n++ > 0 ? ",{" : "{");
-		json_str(st->out, "path", now != NULL ? now : r->path, &first);
-		json_str(st->out, "volume", r->volume_ident, &first);
-		json_str(st->out, "volume_label", r->volume_label, &first);
-		pix_json_key(st->out, "online", &first);
-		g_string_append(st->out, now != NULL ? "true" : "false");
+		pix_json_str(st->out, "path", now != NULL ? now : r->path, &first);
+		pix_json_str(st->out, "volume", r->volume_ident, &first);
+		pix_json_str(st->out, "volume_label", r->volume_label, &first);
+		pix_json_bool(st->out, "online", now != NULL, &first);
 		json_time(st->out, "last_scan_at", r->last_scan_at, &first);
 		g_string_append_c(st->out, '}');
 		return TRUE;
@@ -94,11 +80,10 @@ static gboolean put_volume(gpointer data, const PixVolumeRow *v)
 	if (st->is_json) {
 		gboolean first = TRUE;
 		g_string_append(st->out, st->n++ > 0 ? ",{" : "{");
-		json_str(st->out, "ident", v->ident, &first);
-		json_str(st->out, "label", v->label, &first);
-		json_str(st->out, "mount_point", now != NULL ? now->mount_point : v->mount_point, &first);
-		pix_json_key(st->out, "online", &first);
-		g_string_append(st->out, now != NULL ? "true" : "false");
+		pix_json_str(st->out, "ident", v->ident, &first);
+		pix_json_str(st->out, "label", v->label, &first);
+		pix_json_str(st->out, "mount_point", now != NULL ? now->mount_point : v->mount_point, &first);
+		pix_json_bool(st->out, "online", now != NULL, &first);
 		pix_json_int(st->out, "files", v->n_files, &first);
 		pix_json_int(st->out, "bytes", v->bytes, &first);
 		json_time(st->out, "last_scan_at", v->last_scan_at, &first);
@@ -121,8 +106,8 @@ static gboolean put_run(gpointer data, const PixRunRow *r)
 		gboolean first = TRUE;
 		g_string_append(st->out, st->n++ > 0 ? ",{" : "{");
 		pix_json_int(st->out, "id", r->id, &first);
-		json_str(st->out, "command", r->command, &first);
-		json_str(st->out, "state", r->state, &first);
+		pix_json_str(st->out, "command", r->command, &first);
+		pix_json_str(st->out, "state", r->state, &first);
 		json_time(st->out, "started_at", r->started_at, &first);
 		json_time(st->out, "finished_at", r->finished_at, &first);
 		pix_json_int(st->out, "new", r->n_new, &first);
@@ -161,21 +146,12 @@ int pix_cmd_status(int argc, char **argv)
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	g_option_context_set_summary(ctx, "Shows the catalog's path, its roots (mounted now or offline) and volumes,\n"
 	                                  "the last runs, and how many files the next scan reads again.");
-	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-		g_free(db_opt);
-		return pix_cmd_usage_error("status", "%s", error->message);
-	}
-	if (argc > 1) {
-		g_free(db_opt);
-		return pix_cmd_usage_error("status", "unexpected argument '%s'", argv[1]);
-	}
-	if (pix_cmd_check_config() != PIX_EXIT_OK) {
-		g_free(db_opt);
-		return PIX_EXIT_USAGE;
-	}
+	status = pix_cmd_parse("status", ctx, argc, argv);
+	g_autofree char *db = db_opt != NULL ? db_opt : pix_cmd_default_db();
+	if (status != PIX_EXIT_OK)
+		return status;
 	pix_log_init(FALSE, FALSE);
 	signal(SIGPIPE, SIG_DFL);
-	g_autofree char *db = db_opt != NULL ? db_opt : pix_cmd_default_db();
 	g_autoptr(PixStore) reader = pix_cmd_open_reader(db, &status);
 	if (reader == NULL)
 		return status;
@@ -186,7 +162,7 @@ int pix_cmd_status(int argc, char **argv)
 	g_autofree char *qdb = pix_quote(db);
 	if (is_json) {
 		g_string_append_c(st.out, '{');
-		json_str(st.out, "catalog", db, &is_first);
+		pix_json_str(st.out, "catalog", db, &is_first);
 		pix_json_key(st.out, "roots", &is_first);
 		g_string_append_c(st.out, '[');
 	} else {

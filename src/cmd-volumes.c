@@ -48,15 +48,6 @@ typedef struct {
 	GString *out;
 } Lister;
 
-static void json_str_or_null(GString *js, const char *key, const char *v, gboolean *first)
-{
-	pix_json_key(js, key, first);
-	if (v != NULL)
-		pix_json_string(js, v);
-	else
-		g_string_append(js, "null");
-}
-
 static gboolean print_volume(gpointer data, const PixVolumeRow *v)
 {
 	Lister *l = data;
@@ -70,25 +61,21 @@ static gboolean print_volume(gpointer data, const PixVolumeRow *v)
 		gboolean first = TRUE;
 		g_string_append(out, l->n > 0 ? ",\n{" : "\n{");
 		pix_json_int(out, "id", v->id, &first);
-		json_str_or_null(out, "kind", v->kind, &first);
-		json_str_or_null(out, "ident", v->ident, &first);
-		json_str_or_null(out, "uuid", v->uuid, &first);
-		json_str_or_null(out, "label", v->label, &first);
-		json_str_or_null(out, "fstype", v->fstype, &first);
-		json_str_or_null(out, "source", v->source, &first);
+		pix_json_str(out, "kind", v->kind, &first);
+		pix_json_str(out, "ident", v->ident, &first);
+		pix_json_str(out, "uuid", v->uuid, &first);
+		pix_json_str(out, "label", v->label, &first);
+		pix_json_str(out, "fstype", v->fstype, &first);
+		pix_json_str(out, "source", v->source, &first);
 		/* where it is now, else where it was last seen */
-		json_str_or_null(out, "mount_point", now != NULL ? now->mount_point : v->mount_point, &first);
-		pix_json_key(out, "online", &first);
-		g_string_append(out, now != NULL ? "true" : "false");
+		pix_json_str(out, "mount_point", now != NULL ? now->mount_point : v->mount_point, &first);
+		pix_json_bool(out, "online", now != NULL, &first);
 		pix_json_int(out, "files", v->n_files, &first);
 		pix_json_int(out, "bytes", v->bytes, &first);
 		pix_json_int(out, "missing", v->n_missing, &first);
 		pix_json_int(out, "first_seen_at", v->first_seen_at, &first);
 		pix_json_int(out, "last_seen_at", v->last_seen_at, &first);
-		if (v->last_scan_at > 0)
-			pix_json_int(out, "last_scan_at", v->last_scan_at, &first);
-		else
-			json_str_or_null(out, "last_scan_at", NULL, &first);
+		pix_json_int_or_null(out, "last_scan_at", v->last_scan_at, v->last_scan_at > 0, &first);
 		g_string_append_c(out, '}');
 	} else {
 		g_autofree char *bytes = pix_format_bytes(v->bytes);
@@ -121,22 +108,13 @@ int pix_cmd_volumes(int argc, char **argv)
 	g_option_context_set_summary(ctx, "Lists each disk, card or share the catalog has files on: its label, its\n"
 	                                  "identity (file system UUID, else label, else mount source), its type, where\n"
 	                                  "it is mounted now or \"offline\", its files, their bytes and its last scan.");
-	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-		g_free(db_opt);
-		return pix_cmd_usage_error("volumes", "%s", error->message);
-	}
-	if (argc > 1) {
-		g_free(db_opt);
-		return pix_cmd_usage_error("volumes", "unexpected argument '%s'", argv[1]);
-	}
-	if (pix_cmd_check_config() != PIX_EXIT_OK) {
-		g_free(db_opt);
-		return PIX_EXIT_USAGE;
-	}
+	status = pix_cmd_parse("volumes", ctx, argc, argv);
+	g_autofree char *db = db_opt;
+	if (status != PIX_EXIT_OK)
+		return status;
 	pix_log_init(FALSE, FALSE);
 	signal(SIGPIPE, SIG_DFL);
-	g_autoptr(PixStore) reader = pix_cmd_open_reader(db_opt, &status);
-	g_free(db_opt);
+	g_autoptr(PixStore) reader = pix_cmd_open_reader(db, &status);
 	if (reader == NULL)
 		return status;
 	Lister l = { .is_json = is_json, .out = g_string_new(NULL) };

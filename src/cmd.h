@@ -60,6 +60,11 @@ char *pix_cmd_default_db(void);
  * be read or parsed.  A missing file is fine and says nothing. */
 int pix_cmd_check_config(void);
 
+/* The command line of a command that takes no arguments but its options:
+ * parses it with `ctx`, refuses what is left, reads the configuration
+ * file.  PIX_EXIT_OK, or PIX_EXIT_USAGE after saying why. */
+int pix_cmd_parse(const char *cmd, GOptionContext *ctx, int argc, char **argv);
+
 /* Opens the catalog `db` (NULL: the default) as a reader for command
  * `cmd`; NULL after printing why, with *status PIX_EXIT_FATAL.  (A
  * PixStore*, transfer full; cmd-volumes.c) */

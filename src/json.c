@@ -62,3 +62,25 @@ void pix_json_int(GString *out, const char *key, gint64 v, gboolean *is_first)
 	pix_json_key(out, key, is_first);
 	g_string_append_printf(out, "%" G_GINT64_FORMAT, v);
 }
+
+void pix_json_int_or_null(GString *out, const char *key, gint64 v, gboolean has, gboolean *is_first)
+{
+	if (has) {
+		pix_json_int(out, key, v, is_first);
+		return;
+	}
+	pix_json_key(out, key, is_first);
+	g_string_append(out, "null");
+}
+
+void pix_json_str(GString *out, const char *key, const char *text, gboolean *is_first)
+{
+	pix_json_key(out, key, is_first);
+	pix_json_string(out, text);
+}
+
+void pix_json_bool(GString *out, const char *key, gboolean v, gboolean *is_first)
+{
+	pix_json_key(out, key, is_first);
+	g_string_append(out, v ? "true" : "false");
+}

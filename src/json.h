@@ -19,5 +19,11 @@ void pix_json_key(GString *out, const char *key, gboolean *is_first);
 
 /* Appends "key": v (an integer member). */
 void pix_json_int(GString *out, const char *key, gint64 v, gboolean *is_first);
+/* Appends "key": v when `has`, else "key": null. */
+void pix_json_int_or_null(GString *out, const char *key, gint64 v, gboolean has, gboolean *is_first);
+/* Appends "key": text (pix_json_string(): NULL gives null). */
+void pix_json_str(GString *out, const char *key, const char *text, gboolean *is_first);
+/* Appends "key": true or false. */
+void pix_json_bool(GString *out, const char *key, gboolean v, gboolean *is_first);
 
 #endif

@@ -104,6 +104,18 @@ gboolean pix_cmd_parse_size(const char *text, gint64 *out)
 	return TRUE;
 }
 
+int pix_cmd_parse(const char *cmd, GOptionContext *ctx, int argc, char **argv)
+{
+	g_autoptr(GError) error = NULL;
+	if (!g_option_context_parse(ctx, &argc, &argv, &error))
+		return pix_cmd_usage_error(cmd, "%s", error->message);
+	if (argc > 1) {
+		g_autofree char *q = pix_quote(argv[1]);
+		return pix_cmd_usage_error(cmd, "unexpected argument '%s'", q);
+	}
+	return pix_cmd_check_config();
+}
+
 int pix_cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

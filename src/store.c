@@ -215,7 +215,7 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_META_DELETE] = "DELETE FROM meta WHERE file_id = ?1",
 	[ST_CHANGE_INSERT] =
 		"INSERT INTO changes (scan_id, file_id, at, kind, old_path, new_path, old_md5, new_md5,"
-		" old_size, new_size) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+		" old_size, new_size, volume_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 	[ST_FIND_DIR] = "SELECT id, path, state FROM dirs WHERE volume_id = ?1 AND rel_path = ?2",
 	[ST_DIR_FILES] =
 		"SELECT id, name, dev, ino, mode, size, mtime_ns, ctime_ns, state, md5, recheck"
@@ -1101,27 +1101,33 @@ static gboolean run_ints(PixStore *s, const char *sql, const char *what, GError 
 	return step_done(s, st, what, error);
 }
 
-/* A volume's entry in the change log. */
-static gboolean put_volume_change(PixStore *s, gint64 vol_id, const char *kind, const char *old_path,
-                                  const char *new_path, GError **error)
+/* A change-log row with what every entry has bound: its run, time, kind
+ * and paths (transfer none; the caller binds the rest and steps it). */
+static sqlite3_stmt *change_row(PixStore *s, const char *kind, const char *old_path, const char *new_path,
+                                GError **error)
 {
-	g_autoptr(sqlite3_stmt) st = NULL;
-	int rc = sqlite3_prepare_v2(s->db,
-		"INSERT INTO changes (scan_id, volume_id, at, kind, old_path, new_path) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-		-1, &st, NULL);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot write the change log");
-		return FALSE;
-	}
+	sqlite3_stmt *st = stmt(s, ST_CHANGE_INSERT, error);
+	if (st == NULL)
+		return NULL;
 	if (s->scan_id > 0)
 		sqlite3_bind_int64(st, 1, s->scan_id);
-	sqlite3_bind_int64(st, 2, vol_id);
 	sqlite3_bind_int64(st, 3, s->now_s);
 	sqlite3_bind_text(st, 4, kind, -1, SQLITE_STATIC);
 	if (old_path != NULL)
 		bind_path(st, 5, old_path);
 	if (new_path != NULL)
 		bind_path(st, 6, new_path);
+	return st;
+}
+
+/* A volume's entry in the change log. */
+static gboolean put_volume_change(PixStore *s, gint64 vol_id, const char *kind, const char *old_path,
+                                  const char *new_path, GError **error)
+{
+	sqlite3_stmt *st = change_row(s, kind, old_path, new_path, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_int64(st, 11, vol_id);
 	return step_done(s, st, "cannot write the change log", error);
 }
 
@@ -1574,18 +1580,10 @@ gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GEr
 static gboolean put_change(PixStore *s, gint64 file_id, const char *kind, const PixItem *item,
                            const char *old_path, const char *new_path, GError **error)
 {
-	sqlite3_stmt *st = stmt(s, ST_CHANGE_INSERT, error);
+	sqlite3_stmt *st = change_row(s, kind, old_path, new_path, error);
 	if (st == NULL)
 		return FALSE;
-	if (s->scan_id > 0)
-		sqlite3_bind_int64(st, 1, s->scan_id);
 	sqlite3_bind_int64(st, 2, file_id);
-	sqlite3_bind_int64(st, 3, s->now_s);
-	sqlite3_bind_text(st, 4, kind, -1, SQLITE_STATIC);
-	if (old_path != NULL)
-		bind_path(st, 5, old_path);
-	if (new_path != NULL)
-		bind_path(st, 6, new_path);
 	if (item->has_old_md5)
 		sqlite3_bind_blob(st, 7, item->old_md5, 16, SQLITE_STATIC);
 	if (item->has_md5 && strcmp(kind, "moved") != 0 && strcmp(kind, "missing") != 0)

@@ -13,7 +13,7 @@
 # join a background job goes on its own line before it).  Quote SQL string
 # literals with single quotes: "error" in double quotes is the column
 # files.error, not a string.  Helpers: px (photoidx), q (SQL on $DB), mkfix (the fixture
-# generator), test_must_fail, test_expect_code, age (set old mtimes),
+# generator), test_must_fail, test_expect_code, age (set old mtimes), wait_for (poll SQL),
 # require_samples (skip the script without ../shared/samples).
 #
 # Numbering follows git: t0xxx basics and usage, t1xxx indexing,
@@ -71,6 +71,19 @@ mkfix() {
 # not flag them as possibly still being written (the recheck rule: mtime within two seconds of the read).
 age() {
 	find "$@" -exec touch -h -d '2 days ago' {} +
+}
+
+# wait_for SQL WANT: until SQL on $DB gives WANT (up to 30 s), for what
+# a background process (a watch) writes.
+wait_for() {
+	i=0
+	while [ $i -lt 300 ]; do
+		[ "$(sqlite3 "$DB" "$1" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "waited 30 s for [$1] = $2, got $(sqlite3 "$DB" "$1" 2>&1)" >&2
+	return 1
 }
 
 test_must_fail() {

@@ -5,18 +5,6 @@
 # indexed, and SIGTERM ends the session cleanly.
 . "$(dirname "$0")/lib.sh"
 
-# until SQL gives WANT (up to 30 s)
-wait_for() {
-	i=0
-	while [ $i -lt 300 ]; do
-		[ "$(sqlite3 "$DB" "$1" 2>/dev/null)" = "$2" ] && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	echo "waited 30 s for [$1] = $2, got $(sqlite3 "$DB" "$1" 2>&1)" >&2
-	return 1
-}
-
 # the watcher outlives the test that starts it (each test is a subshell):
 # its pid and, once it ends, its exit status are kept in files
 start_watch() {

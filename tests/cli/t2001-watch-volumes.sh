@@ -18,17 +18,6 @@ unmount() {
 }
 trap 'unmount; [ -s watch.pid ] && kill -TERM "$(cat watch.pid)" 2>/dev/null; cleanup' EXIT
 
-wait_for() {
-	i=0
-	while [ $i -lt 300 ]; do
-		[ "$(sqlite3 "$DB" "$1" 2>/dev/null)" = "$2" ] && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	echo "waited 30 s for [$1] = $2, got $(sqlite3 "$DB" "$1" 2>&1)" >&2
-	return 1
-}
-
 test_expect_success 'setup: a card (ext4 image) with 12 photos, and a library on the root file system' '
 	truncate -s 32M card.img && mkfs.ext4 -q -F -U "$UUID" -L WATCHCARD card.img &&
 	mkdir -p "$MNT" lib && mount -o loop card.img "$MNT" &&
