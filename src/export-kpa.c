@@ -382,7 +382,7 @@ static gboolean refuse_existing(const char *xml_path, GError **error)
 }
 
 /* What to ask the catalog: `filter` at or below `dir`, present files
- * (or those in error), of the kinds KPhotoAlbum shows. */
+ * (or those in error) and offline ones, of the kinds KPhotoAlbum shows. */
 static PixFilter export_filter(const PixFilter *filter, char **paths)
 {
 	PixFilter f = { 0 };
@@ -394,6 +394,9 @@ static PixFilter export_filter(const PixFilter *filter, char **paths)
 	f.media_mask = f.media_mask != 0 ? f.media_mask & kinds : kinds;
 	if (f.show != PIX_SHOW_ERRORS)
 		f.show = PIX_SHOW_PRESENT;
+	/* a disk of the library unplugged at export time keeps its images
+	 * in index.xml: KPhotoAlbum shows them until it is back */
+	f.is_offline = TRUE;
 	return f;
 }
 

@@ -13,9 +13,11 @@
 # kernel's vfat, else fusefat; skipped when neither is there.
 . "$(dirname "$0")/lib.sh"
 
-U1=5a1e0001-7e57-4c0d-8a1b-000000000001
-U2=5a1e0002-7e57-4c0d-8a1b-000000000002
-SERIAL=1234-ABCD
+# new UUIDs each run: a volume of another run (or a developer's second
+# checkout testing at the same time) is never taken for one of these
+U1=$(cat /proc/sys/kernel/random/uuid)
+U2=$(cat /proc/sys/kernel/random/uuid)
+SERIAL=$(od -An -N4 -tx1 /dev/urandom | tr -d " \n" | tr a-f A-F | sed "s/^\(....\)/\1-/")
 
 # Every mount under $TRASH is undone, and every loop device of our images
 # detached, by the exit trap too, when a test failed half-way.
@@ -253,7 +255,7 @@ if [ -z "$FAT" ] || ! command -v mkfs.vfat >/dev/null; then
 else
 	test_expect_success "FAT card ($FAT) CARD $SERIAL at FA: volumes lists it by its serial" '
 		rm -f card-fat.img && truncate -s 32M card-fat.img &&
-		mkfs.vfat -i 1234ABCD -n CARD card-fat.img >/dev/null &&
+		mkfs.vfat -i "$(echo "$SERIAL" | tr -d -)" -n CARD card-fat.img >/dev/null &&
 		mnt card-fat.img FA &&
 		mkdir -p FA/DCIM/100CANON &&
 		mkfix jpeg FA/DCIM/100CANON/IMG_%04d.jpg --count 10 --size 20000 --seed 5 --make Canon --date "2024:08:01 09:00:00" &&
@@ -339,6 +341,13 @@ test_expect_success 'scan of the empty mount point of an unplugged volume: nothi
 	test "$(state_counts "where volume = '\''$U1'\''")" = "offline 20" &&
 	test "$(q "select count(*) from file_info where state = '\''missing'\''")" = 0 &&
 	px ls --db "$DB" --offline >ls.out && test "$(wc -l <ls.out)" = 20
+'
+
+test_expect_success 'export --kphotoalbum while the volume is unplugged keeps its 20 images in index.xml' '
+	px export --db "$DB" --kphotoalbum D -q &&
+	test "$(grep -o "<image " D/index.xml | wc -l)" = 20 &&
+	grep -q "file=\"DCIM/100CANON/IMG_0001.jpg\"" D/index.xml &&
+	rm -f D/index.xml D/exif-info.db
 '
 
 test_expect_success 'plugged in again at D through the same loop device (same device number): one online entry, 0 bytes read' '
