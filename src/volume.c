@@ -114,13 +114,6 @@ static gboolean is_network_fs(const char *fstype, const char *source)
 	       (strchr(source, ':') != NULL || g_str_has_prefix(source, "//"));
 }
 
-/* File systems whose inode numbers are made up at mount time. */
-static gboolean is_ino_unstable_fs(const char *fstype)
-{
-	return strcmp(fstype, "vfat") == 0 || strcmp(fstype, "msdos") == 0 || strcmp(fstype, "exfat") == 0 ||
-	       strcmp(fstype, "fuseblk") == 0 || strcmp(fstype, "fuse") == 0 || g_str_has_prefix(fstype, "fuse.");
-}
-
 /* The name in `dir` (/dev/disk/by-uuid, by-label) of the link to `dev_path`. */
 static char *disk_link_to(const char *dir, const char *dev_path)
 {
@@ -237,7 +230,6 @@ static PixVolume *parse_line(const char *line, const char *probe)
 	v->mount_point = unescape(f[4]);
 	v->fstype = unescape(f[sep + 1]);
 	v->source = unescape(f[sep + 2]);
-	v->is_ino_unstable = is_ino_unstable_fs(v->fstype);
 	g_autofree char *super = sep + 3 < n ? unescape(f[sep + 3]) : g_strdup("");
 	identify(v, super, probe);
 	return v;

@@ -48,7 +48,6 @@ typedef struct {
 	char *mount_root;     /* the part of the file system mounted there,
 	                         relative ("" when it is the whole) */
 	guint64 dev;          /* st_dev of the files under mount_point */
-	gboolean is_ino_unstable; /* inode numbers change across mounts (FAT, FUSE) */
 } PixVolume;
 
 typedef struct PixMounts PixMounts;
