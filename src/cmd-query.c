@@ -82,7 +82,14 @@ static gboolean is_date_prefix(char *text)
 		if (shape[i] == 'd' ? !g_ascii_isdigit(text[i]) : text[i] != shape[i])
 			return FALSE;
 	}
-	return TRUE;
+	/* the shape is right: now a real date and time (no month 13, no
+	 * 30 February, no 25 o'clock), the parts not given being their first */
+	int year = atoi(text), month = n >= 7 ? atoi(text + 5) : 1, day = n >= 10 ? atoi(text + 8) : 1;
+	int hour = n >= 13 ? atoi(text + 11) : 0, minute = n >= 16 ? atoi(text + 14) : 0;
+	int second = n >= 19 ? atoi(text + 17) : 0;
+	return year >= 1 && month >= 1 && month <= 12 && day >= 1 &&
+	       g_date_valid_dmy((GDateDay)day, (GDateMonth)month, (GDateYear)year) && hour <= 23 && minute <= 59 &&
+	       second <= 59;
 }
 
 /* "500", "500m", "2km", "2.5 km", "3mi" into metres. */

@@ -142,6 +142,13 @@ test_expect_success 'long listing: type, size, pixels, camera' '
 test_expect_success 'usage errors exit 64 and say why' '
 	test_expect_code 64 px ls --db "$DB" --date 2023 --from 2022 2>e && grep -q "cannot go with" e &&
 	test_expect_code 64 px ls --db "$DB" --from 2023-6 2>e && grep -q "is not a date" e &&
+	test_expect_code 64 px ls --db "$DB" --from 2024-13 2>e && grep -q "is not a date" e &&
+	test_expect_code 64 px ls --db "$DB" --date 2005-02-30 2>e && grep -q "is not a date" e &&
+	test_expect_code 64 px ls --db "$DB" --to 2023-02-29 2>e && grep -q "is not a date" e &&
+	test_expect_code 64 px ls --db "$DB" --from "2005-08-03 25:00" 2>e && grep -q "is not a date" e &&
+	test_expect_code 64 px ls --db "$DB" --from "2005-08-03 12:60" 2>e && grep -q "is not a date" e &&
+	test_expect_code 64 px ls --db "$DB" --from 0000 2>e && grep -q "is not a date" e &&
+	px ls --db "$DB" --date 2024-02-29 >/dev/null && px ls --db "$DB" --from "2023-12-31 23:59:59" >/dev/null &&
 	test_expect_code 64 px ls --db "$DB" --type film 2>e && grep -q "expected image" e &&
 	test_expect_code 64 px ls --db "$DB" --near 91,0 2>e && grep -q "LAT,LON" e &&
 	test_expect_code 64 px ls --db "$DB" --radius 3km 2>e && grep -q "needs --near" e &&
