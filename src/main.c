@@ -55,7 +55,12 @@ char *pix_cmd_default_db(void)
 		return g_strdup(env);
 	if (pix_config_catalog() != NULL)
 		return g_strdup(pix_config_catalog());
-	return g_build_filename(g_get_user_data_dir(), "photoidx", "catalog.db", NULL);
+	/* a relative XDG_DATA_HOME is to be ignored (the XDG base directory
+	 * specification); GLib hands it back as it is */
+	const char *data = g_get_user_data_dir();
+	if (!g_path_is_absolute(data))
+		return g_build_filename(g_get_home_dir(), ".local", "share", "photoidx", "catalog.db", NULL);
+	return g_build_filename(data, "photoidx", "catalog.db", NULL);
 }
 
 int pix_cmd_check_config(void)

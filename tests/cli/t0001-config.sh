@@ -107,6 +107,14 @@ test_expect_success 'a relative XDG_CONFIG_HOME is ignored (~/.config is used)' 
 	test ! -e "$DEFAULT_DB"
 '
 
+test_expect_success 'a relative XDG_DATA_HOME is ignored: the default catalog is under ~/.local/share' '
+	mkdir -p plain && mkfix jpeg plain/a.jpg && age plain &&
+	mkdir elsewhere h2 && cd elsewhere &&
+	HOME=$TRASH/h2 XDG_DATA_HOME=rel px scan -q ../plain &&
+	test ! -e rel &&
+	test "$(sqlite3 "$TRASH/h2/.local/share/photoidx/catalog.db" "select count(*) from files")" = 1
+'
+
 test_expect_success 'the configuration excludes skip files, with the defaults, -x and --no-default-excludes' '
 	write_config "$TRASH/ex" <<-\EOF &&
 	[scan]
