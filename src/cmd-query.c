@@ -256,12 +256,6 @@ PixStore *pix_query_start(const char *cmd, GOptionContext *ctx, int argc, char *
 
 /* --- records out --- */
 
-static void append_real(GString *out, double d)
-{
-	char buf[G_ASCII_DTOSTR_BUF_SIZE];
-	g_string_append(out, g_ascii_formatd(buf, sizeof(buf), "%.15g", d));
-}
-
 void pix_query_json_value(GString *js, const char *key, const PixValue *v, gboolean *is_first)
 {
 	pix_json_key(js, key, is_first);
@@ -274,7 +268,7 @@ void pix_query_json_value(GString *js, const char *key, const PixValue *v, gbool
 		break;
 	case PIX_VAL_REAL:
 		if (isfinite(v->d))
-			append_real(js, v->d);
+			pix_json_real(js, v->d);
 		else
 			g_string_append(js, "null");
 		break;
@@ -321,7 +315,7 @@ static void csv_value(GString *out, const PixValue *v)
 		break;
 	case PIX_VAL_REAL:
 		if (isfinite(v->d))
-			append_real(out, v->d);
+			pix_json_real(out, v->d);
 		break;
 	case PIX_VAL_TEXT:
 	case PIX_VAL_BYTES:

@@ -84,3 +84,16 @@ void pix_json_bool(GString *out, const char *key, gboolean v, gboolean *is_first
 	pix_json_key(out, key, is_first);
 	g_string_append(out, v ? "true" : "false");
 }
+
+void pix_json_real(GString *out, double d)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+	for (int digits = 15; digits <= 17; digits++) {
+		char fmt[8];
+		g_snprintf(fmt, sizeof fmt, "%%.%dg", digits);
+		g_ascii_formatd(buf, sizeof buf, fmt, d);
+		if (digits == 17 || g_ascii_strtod(buf, NULL) == d)
+			break;
+	}
+	g_string_append(out, buf);
+}

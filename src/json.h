@@ -23,6 +23,10 @@ void pix_json_int(GString *out, const char *key, gint64 v, gboolean *is_first);
 void pix_json_int_or_null(GString *out, const char *key, gint64 v, gboolean has, gboolean *is_first);
 /* Appends "key": text (pix_json_string(): NULL gives null). */
 void pix_json_str(GString *out, const char *key, const char *text, gboolean *is_first);
+/* Appends a finite double in the shortest form that reads back as the
+ * same double ("0.1", not "0.10000000000000001"; 17 digits where needed),
+ * in the C locale. */
+void pix_json_real(GString *out, double d);
 /* Appends "key": true or false. */
 void pix_json_bool(GString *out, const char *key, gboolean v, gboolean *is_first);
 
