@@ -76,6 +76,19 @@ test_expect_success 'the watch unit runs the watcher on the library, and SIGTERM
 	test "$(sqlite3 "$db" "select count(*) from files")" = 4
 '
 
+test_expect_success 'a night whose scan exits 1 (a damaged file) still verifies, in the crontab and the man page' '
+	line=$(grep -v "^#" "$CRON" | grep -v "^[[:space:]]*$") &&
+	cmd=$(echo "$line" | awk "{ for (i = 6; i <= NF; i++) printf \"%s \", \$i }") &&
+	mkfix jpeg full.jpg && head -c 300 full.jpg >"$TRASH/home/Pictures/broken.jpg" && age "$TRASH/home/Pictures" &&
+	db="$TRASH/home/.local/share/photoidx/catalog.db" &&
+	before=$(sqlite3 "$db" "select count(*) from scans where command = '\''verify'\''") &&
+	run_installed "$cmd" 2>err;
+	grep -q "broken.jpg" err &&
+	test "$(sqlite3 "$db" "select count(*) from scans where command = '\''verify'\''")" = $((before + 1)) &&
+	example=$(grep "^30 3 \* \* \* photoidx scan" "$REPO/doc/photoidx.1") &&
+	! echo "$example" | grep -q "&&"
+'
+
 test_expect_success 'the README and the man page point at contrib/' '
 	grep -q "contrib/photoidx.cron" "$REPO/README.md" &&
 	grep -q "contrib/systemd" "$REPO/README.md" &&
