@@ -178,7 +178,7 @@ int pix_run_configure(const char *cmd, const PixRunOptions *o, PixPipelineConfig
 }
 
 
-int pix_run_end(PixStore *writer, gboolean is_ok, GError *run_error, gboolean is_interrupted, guint n_bad)
+int pix_run_end(PixStore *writer, gboolean is_ok, GError *run_error, PixRunEnd end, guint n_bad)
 {
 	g_autoptr(GError) error = NULL;
 	const char *state = "done";
@@ -189,9 +189,11 @@ int pix_run_end(PixStore *writer, gboolean is_ok, GError *run_error, gboolean is
 		g_clear_error(&run_error);
 		state = "failed";
 		status = PIX_EXIT_FATAL;
-	} else if (is_interrupted) {
+	} else if (end == PIX_RUN_INTERRUPTED) {
 		state = "interrupted";
-		status = PIX_EXIT_INTERRUPTED;
+		status = pix_cmd_signal_status(pix_pipeline_stop_signal());
+	} else if (end == PIX_RUN_STOPPED) {
+		status = PIX_EXIT_OK;
 	}
 	if (!pix_store_end_scan(writer, state, status, &error)) {
 		/* a full disk may refuse even this; the work itself is committed */
@@ -221,7 +223,7 @@ PixStore *pix_run_begin(const char *command, const char *db, char **roots, char 
 	g_autoptr(PixStore) writer = pix_store_open(db, PIX_STORE_WRITE, is_no_wait, &error);
 	if (writer == NULL) {
 		pix_error("%s", error->message);
-		*status = pix_pipeline_stop_signal() != 0 ? PIX_EXIT_INTERRUPTED : PIX_EXIT_FATAL;
+		*status = pix_pipeline_stop_signal() != 0 ? pix_cmd_signal_status(pix_pipeline_stop_signal()) : PIX_EXIT_FATAL;
 		return NULL;
 	}
 	g_autofree char *db_real = realpath(db, NULL);

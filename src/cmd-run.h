@@ -94,15 +94,23 @@ PixStore *pix_run_begin(const char *command, const char *db, char **roots, char 
  * appends seconds, interrupted and exit_status, closes it and prints it. */
 void pix_run_print_json(GString *js, gboolean *is_first, double secs, gboolean is_interrupted, int status);
 
+/* How a run came to its end. */
+typedef enum {
+	PIX_RUN_COMPLETE,     /* it did all it was asked */
+	PIX_RUN_INTERRUPTED,  /* a signal cut it short */
+	PIX_RUN_STOPPED,      /* a watch ended as asked (SIGTERM: a service stopped) */
+} PixRunEnd;
+
 /*
  * Ends a run begun with pix_store_begin_scan(): when the pipeline failed
  * (!is_ok), prints why (`run_error`, freed), records the run's state and exit
  * status in the catalog, and returns that status: PIX_EXIT_FATAL
  * ('failed') when the catalog failed (during the run or now), else
- * PIX_EXIT_INTERRUPTED ('interrupted') after a signal, else
- * PIX_EXIT_PARTIAL when any warning was printed or `n_bad` > 0, else
- * PIX_EXIT_OK ('done').
+ * pix_cmd_signal_status() ('interrupted') after PIX_RUN_INTERRUPTED, else
+ * PIX_EXIT_OK ('done') after PIX_RUN_STOPPED (what could not be indexed was
+ * said as it happened), else PIX_EXIT_PARTIAL when any warning was
+ * printed or `n_bad` > 0, else PIX_EXIT_OK ('done').
  */
-int pix_run_end(PixStore *writer, gboolean is_ok, GError *run_error, gboolean is_interrupted, guint n_bad);
+int pix_run_end(PixStore *writer, gboolean is_ok, GError *run_error, PixRunEnd end, guint n_bad);
 
 #endif

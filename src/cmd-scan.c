@@ -262,7 +262,8 @@ int pix_cmd_scan(int argc, char **argv)
 	gboolean is_interrupted = FALSE;
 	gboolean is_ok = pix_pipeline_scan(&cfg, writer, &is_interrupted, &error);
 	double secs = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
-	status = pix_run_end(writer, is_ok, g_steal_pointer(&error), is_interrupted, n_bad_roots);
+	status = pix_run_end(writer, is_ok, g_steal_pointer(&error), is_interrupted ? PIX_RUN_INTERRUPTED : PIX_RUN_COMPLETE,
+	                     n_bad_roots);
 	print_summary(is_json, is_quiet, roots, db, secs, status, is_interrupted, &cfg, devices->str,
 	              pix_store_write_rates(writer));
 	return status;

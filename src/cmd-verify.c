@@ -146,7 +146,7 @@ int pix_cmd_verify(int argc, char **argv)
 	g_autoptr(PixStore) writer = pix_store_open(db, PIX_STORE_WRITE, is_no_wait, &error);
 	if (writer == NULL) {
 		pix_error("%s", error->message);
-		return pix_pipeline_stop_signal() != 0 ? PIX_EXIT_INTERRUPTED : PIX_EXIT_FATAL;
+		return pix_pipeline_stop_signal() != 0 ? pix_cmd_signal_status(pix_pipeline_stop_signal()) : PIX_EXIT_FATAL;
 	}
 	/* the budget counts from here: not the time spent waiting for a scan */
 	gint64 start = g_get_monotonic_time();
@@ -166,7 +166,8 @@ int pix_cmd_verify(int argc, char **argv)
 	gboolean is_interrupted = FALSE;
 	gboolean is_ok = pix_pipeline_verify(&cfg, paths, max_bytes, writer, &is_interrupted, &error);
 	double secs = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
-	status = pix_run_end(writer, is_ok, g_steal_pointer(&error), is_interrupted, n_bad_paths);
+	status = pix_run_end(writer, is_ok, g_steal_pointer(&error), is_interrupted ? PIX_RUN_INTERRUPTED : PIX_RUN_COMPLETE,
+	                     n_bad_paths);
 	PixVerifyCoverage cov = { 0 };
 	if (!pix_store_verify_coverage(writer, &cov, &error)) {
 		pix_error("%s", error->message);

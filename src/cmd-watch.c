@@ -23,6 +23,7 @@
 #include "log.h"
 #include "watch.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,7 @@ int pix_cmd_watch(int argc, char **argv)
 		return status;
 	PixWatch *watch = pix_watch_new(roots, &cfg.walk, &wcfg, &error);
 	if (watch == NULL)
-		return pix_run_end(writer, FALSE, g_steal_pointer(&error), FALSE, n_bad_roots);
+		return pix_run_end(writer, FALSE, g_steal_pointer(&error), PIX_RUN_COMPLETE, n_bad_roots);
 	pix_info("watching %u directories", pix_watch_count(watch));
 
 	/* the first scan, then a rescan per batch of settled changes */
@@ -119,7 +120,12 @@ int pix_cmd_watch(int argc, char **argv)
 	pix_watch_batch_clear(&batch);
 	pix_watch_free(watch);
 	is_interrupted |= pix_pipeline_stop_signal() != 0;
-	status = pix_run_end(writer, is_ok, g_steal_pointer(&error), is_interrupted, n_bad_roots);
+	/* SIGTERM is how a service is stopped (systemctl stop): the session
+	 * ends as asked, a run done and exit status 0; SIGINT (Ctrl-C) is an
+	 * interruption, 130 */
+	PixRunEnd end = pix_pipeline_stop_signal() == SIGTERM ? PIX_RUN_STOPPED
+	                : is_interrupted ? PIX_RUN_INTERRUPTED : PIX_RUN_COMPLETE;
+	status = pix_run_end(writer, is_ok, g_steal_pointer(&error), end, n_bad_roots);
 	if (!is_quiet)
 		printf("%s%" G_GINT64_FORMAT " new, %" G_GINT64_FORMAT " changed, %" G_GINT64_FORMAT " moved, %"
 		       G_GINT64_FORMAT " missing, %" G_GINT64_FORMAT " errors\n",

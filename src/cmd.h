@@ -21,8 +21,12 @@ enum {
 	PIX_EXIT_PARTIAL = 1,      /* finished, but some files could not be indexed */
 	PIX_EXIT_FATAL = 2,        /* the catalog is unusable (or full, locked, newer) */
 	PIX_EXIT_USAGE = 64,       /* bad command line */
-	PIX_EXIT_INTERRUPTED = 130 /* SIGINT/SIGTERM: what was done is committed */
+	PIX_EXIT_INTERRUPTED = 130, /* SIGINT (128 + 2): what was done is committed */
+	PIX_EXIT_TERMINATED = 143  /* SIGTERM (128 + 15): the same; a watch stopped so exits 0 */
 };
+
+/* The exit status of a run stopped by `sig` (SIGINT: 130, SIGTERM: 143). */
+int pix_cmd_signal_status(int sig);
 
 typedef struct {
 	const char *name;

@@ -16,6 +16,7 @@
 #include "log.h"
 
 #include <locale.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -107,6 +108,11 @@ gboolean pix_cmd_parse_size(const char *text, gint64 *out)
 		return FALSE;
 	*out = (gint64)v * mult;
 	return TRUE;
+}
+
+int pix_cmd_signal_status(int sig)
+{
+	return sig == SIGTERM ? PIX_EXIT_TERMINATED : PIX_EXIT_INTERRUPTED;
 }
 
 int pix_cmd_parse(const char *cmd, GOptionContext *ctx, int argc, char **argv)

@@ -64,7 +64,7 @@ test_expect_success 'the watch unit runs the watcher on the library, and SIGTERM
 	rm -rf home/.local
 	( set +e; run_installed "$envs; exec $exec"; echo $? >watch.rc ) &
 	db="file:$TRASH/home/.local/share/photoidx/catalog.db?mode=ro" &&
-	grep -q "^SuccessExitStatus=130" "$f" &&
+	! grep -q "^SuccessExitStatus" "$f" &&
 	i=0 && until [ "$(sqlite3 "$db" "select count(*) from scans where state = '\''running'\''" 2>/dev/null)" = 1 ] &&
 		[ "$(sqlite3 "$db" "select count(*) from files" 2>/dev/null)" = 3 ] || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done &&
 	sleep 0.5 && echo new >home/Pictures/2024/new.txt &&
@@ -72,7 +72,8 @@ test_expect_success 'the watch unit runs the watcher on the library, and SIGTERM
 	echo "files: $(sqlite3 "$db" "select count(*) from files")" &&
 	pkill -TERM -f "photoidx watch -q $TRASH/home/Pictures" &&
 	i=0 && until [ -s watch.rc ] || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done &&
-	test "$(cat watch.rc)" = 130 &&
+	test "$(cat watch.rc)" = 0 &&
+	test "$(sqlite3 "$db" "select state || exit_status from scans where command = '\''watch'\''")" = done0 &&
 	test "$(sqlite3 "$db" "select count(*) from files")" = 4
 '
 
