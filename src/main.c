@@ -148,6 +148,31 @@ static void raise_fd_limit(void)
 	}
 }
 
+static const PixCmd *find_command(const char *name)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* Runs `cmd` with argv[0] its name, options given before the command
+ * (`photoidx --db FILE ls`) moved after it, as if given there. */
+static int run_command(const PixCmd *cmd, int argc, char **argv, int at)
+{
+	g_autofree char **args = g_new0(char *, argc + 1);
+	int n = 0;
+	args[n++] = argv[at];
+	for (int i = 1; i < at; i++)
+		args[n++] = argv[i];
+	for (int i = at + 1; i < argc; i++)
+		args[n++] = argv[i];
+	/* GOption's "Usage: photoidx scan [OPTION…]" */
+	g_autofree char *prgname = g_strconcat("photoidx ", cmd->name, NULL);
+	g_set_prgname(prgname);
+	return cmd->fn(n, args);
+}
+
 int main(int argc, char **argv)
 {
 	setlocale(LC_ALL, "");
@@ -157,6 +182,18 @@ int main(int argc, char **argv)
 		return PIX_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		/* photoidx help ls: the command's own help */
+		const PixCmd *cmd = strcmp(argv[1], "help") == 0 && argc > 2 ? find_command(argv[2]) : NULL;
+		if (cmd != NULL) {
+			char *args[] = { argv[0], argv[2], "--help", NULL };
+			return run_command(cmd, 3, args, 1);
+		}
+		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+			g_autofree char *q = pix_quote(argv[2]);
+			fprintf(stderr, "photoidx: '%s' is not a photoidx command\n", q);
+			usage(stderr);
+			return PIX_EXIT_USAGE;
+		}
 		usage(stdout);
 		return PIX_EXIT_OK;
 	}
@@ -164,11 +201,20 @@ int main(int argc, char **argv)
 		printf("photoidx %s\n", PIX_VERSION);
 		return PIX_EXIT_OK;
 	}
-	for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].fn(argc - 1, argv + 1);
+	/* the command: the first argument that names one, after options only
+	 * (an option's value, as in --db FILE, may stand between them) */
+	for (int i = 1; i < argc; i++) {
+		const PixCmd *cmd = find_command(argv[i]);
+		if (cmd != NULL)
+			return run_command(cmd, argc, argv, i);
+		if (argv[i][0] != '-' && (i == 1 || argv[i - 1][0] != '-' || strchr(argv[i - 1], '=') != NULL))
+			break;
+	}
 	g_autofree char *q = pix_quote(argv[1]);
-	fprintf(stderr, "photoidx: '%s' is not a photoidx command\n", q);
+	if (argv[1][0] == '-')
+		fprintf(stderr, "photoidx: no command after '%s'\n", q);
+	else
+		fprintf(stderr, "photoidx: '%s' is not a photoidx command\n", q);
 	usage(stderr);
 	return PIX_EXIT_USAGE;
 }

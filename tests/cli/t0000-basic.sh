@@ -42,6 +42,17 @@ test_expect_success 'scan --help documents the options' '
 	done
 '
 
+test_expect_success 'a command'"'"'s usage names photoidx; help COMMAND is its help; options may come before it' '
+	px scan --help | grep -q "^  photoidx scan \[OPTION" &&
+	px help ls >out && grep -q "^  photoidx ls \[OPTION" out && grep -q -- "--make" out &&
+	test_expect_code 64 px help frob 2>err && grep -q "frob. is not a photoidx command" err &&
+	mkdir -p pre && mkfix jpeg pre/a.jpg && age pre &&
+	px --db "$TRASH/pre.db" scan -q pre &&
+	test "$(px --db "$TRASH/pre.db" ls | wc -l)" = 1 &&
+	test "$(px --db="$TRASH/pre.db" ls --json | jq length)" = 1 &&
+	test_expect_code 64 px --db 2>err && grep -q "no command after" err
+'
+
 test_expect_success 'the man page documents every command, and every option of each' '
 	px --help | sed -n "/^commands:/,/^$/p" | awk "NF > 1 { print \$1 }" >cmds &&
 	test "$(wc -l <cmds)" -ge 8 &&
