@@ -74,8 +74,8 @@ static gboolean print_group(gpointer data, const PixDupGroup *g)
 		}
 		g_string_append(out, "]}");
 	} else {
-		g_autofree char *size = g_format_size((guint64)g->size);
-		g_autofree char *free_s = g_format_size((guint64)freed);
+		g_autofree char *size = pix_format_bytes(g->size);
+		g_autofree char *free_s = pix_format_bytes(freed);
 		g_string_append_printf(out, "%s%s  %u copies of %s, %s to free\n", d->n_groups > 0 ? "\n" : "", g->md5,
 		                       g->n_files, size, free_s);
 		for (guint i = 0; i < g->n_files; i++) {
@@ -133,7 +133,7 @@ int pix_cmd_dups(int argc, char **argv)
 		       ",\"bytes_freed\":%" G_GINT64_FORMAT "}\n", d.n_groups > 0 ? "\n" : "", d.n_groups, d.n_files,
 		       d.bytes_freed);
 	} else {
-		g_autofree char *freed = g_format_size((guint64)d.bytes_freed);
+		g_autofree char *freed = pix_format_bytes(d.bytes_freed);
 		printf("%s%" G_GINT64_FORMAT " group%s of duplicates, %" G_GINT64_FORMAT " files: keeping one copy of each "
 		       "would free %s\n", d.n_groups > 0 ? "\n" : "", d.n_groups, d.n_groups == 1 ? "" : "s", d.n_files,
 		       freed);

@@ -60,14 +60,15 @@ static gboolean print_text(gpointer data, const PixRecord *r)
 	}
 	append_date(out, pix_record_text(r, PIX_COL_DATE_TAKEN));
 	if (t->is_long) {
-		g_autofree char *size = g_format_size((guint64)pix_record_int(r, PIX_COL_SIZE, 0));
+		g_autofree char *size = pix_format_bytes(pix_record_int(r, PIX_COL_SIZE, 0));
 		g_autofree char *camera = pix_query_camera_name(pix_record_text(r, PIX_COL_MAKE), pix_record_text(r, PIX_COL_MODEL));
 		g_autofree char *dims = NULL;
 		gint64 w = pix_record_int(r, PIX_COL_WIDTH, 0), h = pix_record_int(r, PIX_COL_HEIGHT, 0);
 		if (w > 0 && h > 0)
 			dims = g_strdup_printf("%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT, w, h);
-		g_autofree char *cam = camera != NULL ? pix_quote(camera) : g_strdup("-");
-		g_string_append_printf(out, "  %-7s %9s  %-11s  %-24.24s", pix_record_text(r, PIX_COL_MEDIA),
+		/* cut and padded by characters, not bytes */
+		g_autofree char *cam = pix_fit_text(camera != NULL ? camera : "-", 24, 24);
+		g_string_append_printf(out, "  %-7s %9s  %-11s  %s", pix_record_text(r, PIX_COL_MEDIA),
 		                       size, dims != NULL ? dims : "-", cam);
 	}
 	g_autofree char *q = pix_quote(path);

@@ -70,22 +70,10 @@ static int month_number(const char *key)
 
 static void print_tally_line(GString *out, const char *label, const PixTally *t, int label_width)
 {
-	g_autofree char *bytes = g_format_size((guint64)t->bytes);
-	g_autofree char *q = pix_quote(label);
-	glong n_chars = g_utf8_strlen(q, -1);
+	g_autofree char *bytes = pix_format_bytes(t->bytes);
+	g_autofree char *fit = pix_fit_text(label, LABEL_MAX, label_width);
 
-	g_string_append(out, "  ");
-	if (n_chars > LABEL_MAX) {
-		/* cut to LABEL_MAX characters, the last one an ellipsis */
-		g_string_append_len(out, q, g_utf8_offset_to_pointer(q, LABEL_MAX - 1) - q);
-		g_string_append(out, "…");
-		n_chars = LABEL_MAX;
-	} else {
-		g_string_append(out, q);
-	}
-	for (glong i = n_chars; i < label_width; i++)
-		g_string_append_c(out, ' ');
-	g_string_append_printf(out, " %8" G_GINT64_FORMAT "  %10s\n", t->n, bytes);
+	g_string_append_printf(out, "  %s %8" G_GINT64_FORMAT "  %10s\n", fit, t->n, bytes);
 }
 
 static char *camera_label(const char *key)
@@ -127,7 +115,7 @@ static void print_months(GString *out, GArray *months)
 					g_string_append_printf(out, "  %04d-%02d %8d\n", k / 12, k % 12 + 1, 0);
 			}
 		}
-		g_autofree char *bytes = g_format_size((guint64)t->bytes);
+		g_autofree char *bytes = pix_format_bytes(t->bytes);
 		g_autofree char *q = pix_quote(t->key);
 		g_string_append_printf(out, "  %-7s %8" G_GINT64_FORMAT "  %10s  ", q, t->n, bytes);
 		append_bar(out, t->n, max, width, is_utf8);
@@ -139,7 +127,7 @@ static void print_months(GString *out, GArray *months)
 
 static void print_text(GString *out, const PixStats *st)
 {
-	g_autofree char *bytes = g_format_size((guint64)st->bytes);
+	g_autofree char *bytes = pix_format_bytes(st->bytes);
 	g_string_append_printf(out, "%" G_GINT64_FORMAT " files, %s\n\nby media type\n", st->n, bytes);
 	for (guint i = 0; i < st->by_media->len; i++) {
 		PixTally *t = &g_array_index(st->by_media, PixTally, i);

@@ -167,6 +167,33 @@ char *pix_format_bytes(gint64 bytes)
 	return g_strdup_printf(v < 9.995 ? "%.2f %s" : v < 99.95 ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
+const char *pix_ellipsis(void)
+{
+	const char *charset = NULL;
+	return g_get_charset(&charset) ? "\u2026" : "...";
+}
+
+char *pix_fit_text(const char *text, glong max_chars, glong pad_chars)
+{
+	g_autofree char *q = pix_quote(text);
+	GString *out = g_string_new(NULL);
+	glong n = g_utf8_strlen(q, -1);     /* pix_quote() gives valid UTF-8 */
+
+	if (n > max_chars) {
+		const char *dots = pix_ellipsis();
+		glong n_dots = g_utf8_strlen(dots, -1);
+		glong keep = max_chars > n_dots ? max_chars - n_dots : 0;
+		g_string_append_len(out, q, g_utf8_offset_to_pointer(q, keep) - q);
+		g_string_append(out, dots);
+		n = keep + n_dots;
+	} else {
+		g_string_append(out, q);
+	}
+	for (; n < pad_chars; n++)
+		g_string_append_c(out, ' ');
+	return g_string_free(out, FALSE);
+}
+
 void pix_count_add(PixCounter c, gint64 n)
 {
 	g_assert(c < PIX_N_COUNTERS);

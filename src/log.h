@@ -80,7 +80,14 @@ gint64 pix_thread_cpu_ns(void);
 void pix_request_stop(void);
 gboolean pix_stop_requested(void);
 
-/* "12.3 MB" style size, decimal units (transfer full). */
+/* "12.3 MB" style size, decimal units, the locale's decimal point, an
+ * ASCII space: the one size formatter of every command (transfer full). */
 char *pix_format_bytes(gint64 bytes);
+/* "…" where the locale's character set is UTF-8, else "..." (static). */
+const char *pix_ellipsis(void);
+/* `text` for a column of a terminal: in pix_quote()'s display form, cut
+ * to `max_chars` characters (the last an ellipsis) when longer, then
+ * padded with spaces to `pad_chars` characters (transfer full). */
+char *pix_fit_text(const char *text, glong max_chars, glong pad_chars);
 
 #endif

@@ -139,6 +139,22 @@ test_expect_success 'long listing: type, size, pixels, camera' '
 	px ls --db "$DB" -l --model 5d | grep -q " 64x48 .*Canon EOS 5D "
 '
 
+test_expect_success 'long listing: a long camera name is cut by characters, with an ellipsis; C locale output is ASCII' '
+	mkdir -p wide && mkfix jpeg wide/w.jpg --make "Ŝóñÿ Ëlëctrönïcs Cörpörätïön" --model "ÃŁPHÅ 7R Mårk ÎV" &&
+	age wide && px scan -q --db wide.db wide &&
+	px ls --db wide.db -l >w.out && cat w.out &&
+	iconv -f UTF-8 -t UTF-8 w.out >/dev/null &&
+	cam=$(sed -e "s/.* 16x16  *//" -e "s,  $TRASH/wide/w.jpg\$,," w.out) &&
+	echo "camera column: [$cam]" &&
+	test "$(printf "%s" "$cam" | wc -m)" = 24 &&
+	case "$cam" in *"…") ;; *) false ;; esac &&
+	LC_ALL=C px ls --db wide.db -l >c.out && cat c.out &&
+	grep -q "\.\.\.  " c.out &&
+	! grep -q "$(printf "\302\240")" c.out &&
+	LC_ALL=C px stats --db wide.db >s.out && ! grep -q "$(printf "\302\240\|\342\200\246")" s.out &&
+	LC_ALL=C px dups --db wide.db >d.out && ! grep -q "$(printf "\302\240")" d.out
+'
+
 test_expect_success 'usage errors exit 64 and say why' '
 	test_expect_code 64 px ls --db "$DB" --date 2023 --from 2022 2>e && grep -q "cannot go with" e &&
 	test_expect_code 64 px ls --db "$DB" --from 2023-6 2>e && grep -q "is not a date" e &&
