@@ -18,7 +18,8 @@
 /* Exit statuses, the same for every command. */
 enum {
 	PIX_EXIT_OK = 0,           /* everything done */
-	PIX_EXIT_PARTIAL = 1,      /* finished, but some files could not be indexed */
+	PIX_EXIT_PARTIAL = 1,      /* finished; a path or file could not be read, or a file's
+	                              content is damaged (each named, each in state 'error') */
 	PIX_EXIT_FATAL = 2,        /* the catalog is unusable (or full, locked, newer) */
 	PIX_EXIT_USAGE = 64,       /* bad command line */
 	PIX_EXIT_INTERRUPTED = 130, /* SIGINT (128 + 2): what was done is committed */
