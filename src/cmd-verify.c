@@ -142,6 +142,12 @@ int pix_cmd_verify(int argc, char **argv)
 	double budget_s = o.budget_s;
 	options_clear(&o);
 
+	if (!g_file_test(db, G_FILE_TEST_EXISTS)) {
+		/* nothing to verify, and no empty catalog to leave behind */
+		g_autofree char *q = pix_quote(db);
+		pix_error("there is no catalog '%s' to verify yet: 'photoidx scan PATH' makes it", q);
+		return PIX_EXIT_FATAL;
+	}
 	pix_pipeline_install_signals();
 	g_autoptr(PixStore) writer = pix_store_open(db, PIX_STORE_WRITE, is_no_wait, &error);
 	if (writer == NULL) {

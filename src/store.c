@@ -318,7 +318,11 @@ void pix_store_sqlite_error(GError **error, PixStore *s, int rc, const char *wha
 	}
 	g_autofree char *q = pix_quote(s->path);
 	const char *msg = code == PIX_STORE_ERROR_FULL ? "the disk is full" : sqlite3_errmsg(s->db);
-	g_set_error(error, PIX_STORE_ERROR, code, "catalog '%s': %s: %s", q, what, msg);
+	/* what to do about it, in one sentence */
+	const char *hint = code == PIX_STORE_ERROR_CORRUPT
+	                   ? "; the catalog is damaged: restore it from a backup, or move it aside and scan again"
+	                     " ('sqlite3 CATALOG .recover' saves what it can)" : "";
+	g_set_error(error, PIX_STORE_ERROR, code, "catalog '%s': %s: %s%s", q, what, msg, hint);
 }
 
 /* Runs SQL text without parameters (schema, pragmas). */
@@ -722,6 +726,16 @@ PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wai
 	s->path = g_strdup(path);
 	s->mode = mode;
 	s->lock_fd = -1;
+	/* before anything is made beside it (the lock file) */
+	if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN, "'%s' is a directory, not a catalog file", q);
+		return NULL;
+	}
+	if (mode == PIX_STORE_READ && !g_file_test(path, G_FILE_TEST_EXISTS)) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
+		            "there is no catalog '%s' yet: 'photoidx scan PATH' makes it", q);
+		return NULL;
+	}
 	s->volume_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	s->unknown_devs = g_hash_table_new(g_direct_hash, g_direct_equal);
 
@@ -754,6 +768,10 @@ PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wai
 		              "cannot set it up", error) ||
 		    !migrate(s, version, error) || !ensure_md5_index(s, error))
 			return NULL;
+	} else if (version == 0) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
+		            "catalog '%s' is empty (its first scan has not set it up): 'photoidx scan PATH' makes it", q);
+		return NULL;
 	} else if (version < pix_schema_count) {
 		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
 		            "catalog '%s' has schema version %" G_GINT64_FORMAT
@@ -781,8 +799,8 @@ void pix_store_free(PixStore *s)
 		g_array_free(s->rates, TRUE);
 	if (s->dirty != NULL)
 		g_array_free(s->dirty, TRUE);
-	g_hash_table_destroy(s->volume_ids);
-	g_hash_table_destroy(s->unknown_devs);
+	g_clear_pointer(&s->volume_ids, g_hash_table_destroy);
+	g_clear_pointer(&s->unknown_devs, g_hash_table_destroy);
 	g_free(s->path);
 	g_free(s);
 }

@@ -71,6 +71,20 @@ test_expect_success 'a catalog in a directory that cannot be created: exit 2' '
 	grep -q "cannot create" err
 '
 
+test_expect_success 'before the first scan, an empty file, a directory, a damaged catalog: one clear sentence each' '
+	test_expect_code 2 px ls --db none.db 2>e && grep -q "there is no catalog .none.db. yet: .photoidx scan PATH. makes it" e &&
+	test_expect_code 2 px verify --db none.db 2>e && grep -q "no catalog .none.db. to verify yet" e &&
+	test ! -e none.db && test ! -e none.db.lock &&
+	: >empty.db &&
+	test_expect_code 2 px ls --db empty.db 2>e && grep -q "catalog .empty.db. is empty" e &&
+	mkdir adir &&
+	test_expect_code 2 px scan --db adir lib 2>e && grep -q "adir. is a directory, not a catalog file" e &&
+	test_expect_code 2 px ls --db adir 2>e && grep -q "is a directory" e &&
+	test ! -e adir.lock &&
+	px scan -q --db whole.db lib && head -c 8192 whole.db >cut.db &&
+	test_expect_code 2 px ls --db cut.db 2>e && grep -q "damaged: restore it from a backup, or move it aside and scan again" e
+'
+
 test_expect_success 'migrations are numbered 0001.. without gaps' '
 	i=1 &&
 	for f in "$REPO"/schema/[0-9]*.sql; do
