@@ -68,6 +68,7 @@ static int export_records(PixStore *reader, const PixQueryOptions *o, PixOutForm
 	}
 	pix_record_writer_init(&w, format, out, o->filter.has_near);
 	gboolean is_ok = pix_store_each_record(reader, &o->filter, PIX_SORT_NONE, 0, pix_record_writer_put, &w, &error);
+	gint64 n_unlisted = w.n_unlisted;
 	gboolean is_written = pix_record_writer_finish(&w);
 	if (!is_ok) {
 		pix_error("%s", error->message);
@@ -82,6 +83,9 @@ static int export_records(PixStore *reader, const PixQueryOptions *o, PixOutForm
 		pix_error("%s", error->message);
 		return PIX_EXIT_FATAL;
 	}
+	if (n_unlisted > 0)
+		pix_notice("%" G_GINT64_FORMAT " files left out: never read (no MD5)%s", n_unlisted,
+		           format == PIX_OUT_HASHDEEP ? ", or a newline in the path (hashdeep cannot list it)" : "");
 	return PIX_EXIT_OK;
 }
 
@@ -98,13 +102,23 @@ static int check_options(const char *cmd, gpointer data)
 
 	if ((e->format_opt == NULL) == (e->kpa_dir == NULL))
 		return pix_cmd_usage_error(cmd, "give one of --format and --kphotoalbum");
-	if (e->format_opt != NULL && strcmp(e->format_opt, "csv") != 0 && strcmp(e->format_opt, "jsonl") != 0)
-		return pix_cmd_usage_error(cmd, "--format: expected csv or jsonl");
+	static const struct {
+		const char *name;
+		PixOutFormat format;
+	} formats[] = { { "csv", PIX_OUT_CSV }, { "jsonl", PIX_OUT_JSONL }, { "md5sum", PIX_OUT_MD5SUM },
+		        { "hashdeep", PIX_OUT_HASHDEEP } };
+	gboolean is_known = e->format_opt == NULL;
+	for (gsize i = 0; i < G_N_ELEMENTS(formats) && !is_known; i++)
+		if (strcmp(e->format_opt, formats[i].name) == 0) {
+			e->format = formats[i].format;
+			is_known = TRUE;
+		}
+	if (!is_known)
+		return pix_cmd_usage_error(cmd, "--format: expected csv, jsonl, md5sum or hashdeep");
 	if (e->kpa_dir != NULL && (e->output != NULL || e->query->paths != NULL))
 		return pix_cmd_usage_error(cmd, "--kphotoalbum writes into DIR, for the files below it: no --output or PATH");
 	if (e->is_force && e->kpa_dir == NULL)
 		return pix_cmd_usage_error(cmd, "--force goes with --kphotoalbum");
-	e->format = e->format_opt != NULL && strcmp(e->format_opt, "jsonl") == 0 ? PIX_OUT_JSONL : PIX_OUT_CSV;
 	return PIX_EXIT_OK;
 }
 
@@ -113,7 +127,7 @@ int pix_cmd_export(int argc, char **argv)
 	PixQueryOptions o = { 0 };
 	ExportOptions e = { .query = &o };
 	GOptionEntry entries[] = {
-		{ "format", 'f', 0, G_OPTION_ARG_STRING, &e.format_opt, "csv or jsonl: one record per file, every column of file_info", "FORMAT" },
+		{ "format", 'f', 0, G_OPTION_ARG_STRING, &e.format_opt, "csv or jsonl: one record per file, every column of file_info; md5sum or hashdeep: the MD5 of each file on disk, for md5sum -c or hashdeep -a -k", "FORMAT" },
 		{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &e.output, "write FILE (replaced at once when complete) instead of standard output", "FILE" },
 		{ "kphotoalbum", 0, 0, G_OPTION_ARG_FILENAME, &e.kpa_dir, "write DIR/index.xml and DIR/exif-info.db for KPhotoAlbum: the images and videos at or below DIR", "DIR" },
 		{ "force", 0, 0, G_OPTION_ARG_NONE, &e.is_force, "with --kphotoalbum: replace an existing index.xml (kept as index.xml~)", NULL },
@@ -123,13 +137,16 @@ int pix_cmd_export(int argc, char **argv)
 	g_autoptr(GOptionContext) ctx = pix_query_context(&o, "[PATH...] - export the catalog", entries,
 		"Writes every file the catalog holds at or below each PATH (default:\n"
 		"all, missing files included) that passes the filters as CSV or JSON\n"
-		"lines; or, with --kphotoalbum DIR, a KPhotoAlbum database for DIR.");
+		"lines; the MD5s of the files on disk as md5sum or hashdeep lists them;\n"
+		"or, with --kphotoalbum DIR, a KPhotoAlbum database for DIR.");
 	int status;
 	g_autoptr(PixStore) reader = pix_query_start("export", ctx, argc, argv, &o, check_options, &e, e.is_quiet, &status);
 
 	if (reader != NULL) {
-		/* the whole catalog unless asked otherwise */
-		if (!o.is_missing && !o.is_errors && e.kpa_dir == NULL)
+		/* the whole catalog unless asked otherwise; the files to check
+		 * against their MD5 are those on disk */
+		gboolean is_hashes = e.format == PIX_OUT_MD5SUM || e.format == PIX_OUT_HASHDEEP;
+		if (!o.is_missing && !o.is_errors && e.kpa_dir == NULL && !is_hashes)
 			o.filter.show = PIX_SHOW_ALL;
 		if (e.kpa_dir != NULL)
 			status = export_kphotoalbum(reader, &o, e.kpa_dir, e.is_force, e.is_quiet);

@@ -337,6 +337,40 @@ void pix_record_writer_init(PixRecordWriter *w, PixOutFormat format, FILE *out, 
 		/* the exact bytes of a path that is not UTF-8 */
 		g_string_append_printf(w->buf, ",path_b64%s\r\n", has_distance ? ",distance_m" : "");
 	}
+	if (format == PIX_OUT_HASHDEEP)
+		g_string_append(w->buf, "%%%% HASHDEEP-1.0\n%%%% size,md5,filename\n## written by photoidx export from its catalog\n##\n");
+}
+
+/* A file as md5sum or hashdeep lists it; FALSE when it cannot be (no MD5,
+ * or for hashdeep a newline in its path). */
+static gboolean put_hash_line(PixRecordWriter *w, const PixRecord *r)
+{
+	const PixValue *p = &r->v[PIX_COL_PATH];
+	const char *md5 = pix_record_text(r, PIX_COL_MD5);
+	if (md5 == NULL || p->s == NULL)
+		return FALSE;
+	if (w->format == PIX_OUT_HASHDEEP) {
+		if (memchr(p->s, '\n', p->len) != NULL)
+			return FALSE;
+		g_string_append_printf(w->buf, "%" G_GINT64_FORMAT ",%s,", pix_record_int(r, PIX_COL_SIZE, 0), md5);
+		g_string_append_len(w->buf, p->s, (gssize)p->len);
+		g_string_append_c(w->buf, '\n');
+		return TRUE;
+	}
+	/* GNU md5sum: a name with a backslash or newline gets a leading
+	 * backslash, and those two escaped */
+	gboolean is_escaped = memchr(p->s, '\\', p->len) != NULL || memchr(p->s, '\n', p->len) != NULL;
+	g_string_append_printf(w->buf, "%s%s  ", is_escaped ? "\\" : "", md5);
+	for (gsize i = 0; i < p->len; i++) {
+		if (is_escaped && p->s[i] == '\\')
+			g_string_append(w->buf, "\\\\");
+		else if (is_escaped && p->s[i] == '\n')
+			g_string_append(w->buf, "\\n");
+		else
+			g_string_append_c(w->buf, p->s[i]);
+	}
+	g_string_append_c(w->buf, '\n');
+	return TRUE;
 }
 
 static void writer_flush(PixRecordWriter *w)
@@ -354,7 +388,10 @@ gboolean pix_record_writer_put(gpointer writer, const PixRecord *r)
 	GString *out = w->buf;
 	PixValue dist = { .type = isnan(r->distance_m) ? PIX_VAL_NULL : PIX_VAL_REAL, .d = r->distance_m };
 
-	if (w->format == PIX_OUT_CSV) {
+	if (w->format == PIX_OUT_MD5SUM || w->format == PIX_OUT_HASHDEEP) {
+		if (!put_hash_line(w, r))
+			w->n_unlisted++;
+	} else if (w->format == PIX_OUT_CSV) {
 		for (int c = 0; c < PIX_N_COLS; c++) {
 			if (c > 0)
 				g_string_append_c(out, ',');

@@ -59,6 +59,8 @@ typedef enum {
 	PIX_OUT_CSV,      /* RFC 4180, a header line of column names */
 	PIX_OUT_JSON,     /* one array of objects, one object per line */
 	PIX_OUT_JSONL,    /* one object per line */
+	PIX_OUT_MD5SUM,   /* "MD5  PATH" lines that `md5sum -c` checks (GNU's escapes) */
+	PIX_OUT_HASHDEEP, /* hashdeep's known-hashes file (size,md5,filename) for `hashdeep -a -k` */
 } PixOutFormat;
 
 /* A writer of records to a stdio stream. */
@@ -68,6 +70,7 @@ typedef struct {
 	gboolean has_distance; /* add distance_m (a `near` filter) */
 	gint64 n;              /* records written */
 	gboolean is_failed;    /* a write failed (errno kept in err) */
+	gint64 n_unlisted;     /* md5sum, hashdeep: files left out (no MD5; hashdeep: a newline in the path) */
 	int err;
 	GString *buf;
 } PixRecordWriter;

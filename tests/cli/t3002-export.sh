@@ -26,7 +26,7 @@ test_expect_success 'jsonl: one object per file of the catalog, missing ones too
 	jq -e -s "map(select(.name == \"a.jpg\"))[0] | .exposure_s == 0.004 and .fnumber == 2.8 and .iso == 400 and .gps_lat < -33.85" all.jsonl
 '
 
-test_expect_success 'csv: every value equal to file_info, reals to 15 digits' '
+test_expect_success 'csv: every value equal to file_info, reals exact' '
 	px export --db "$DB" --format csv -o all.csv &&
 	sqlite3 -batch -bail :memory: ".import --csv all.csv t" "ATTACH '\''$DB'\'' AS c" "
 		SELECT count(*) FROM t JOIN c.file_info f ON f.id = CAST(t.id AS INTEGER)
@@ -55,9 +55,27 @@ test_expect_success '--output: mode 0600 like the catalog; filters apply' '
 	test "$(px export --db "$DB" --format jsonl lib/c.tif | jq -r .make)" = Leica
 '
 
+test_expect_success 'md5sum and hashdeep: the files on disk, which md5sum -c and hashdeep -a check against the tree' '
+	mkdir -p sums && mkfix jpeg sums/plain.jpg && mkfix jpeg "sums/back\\slash.jpg" --seed 4 &&
+	mkfix jpeg "$(printf "sums/new\nline.jpg")" --seed 5 && mkfix jpeg "sums/a, b.jpg" --seed 6 &&
+	age sums && px scan --db sums.db -q sums &&
+	px export --db sums.db --format md5sum -o sums.md5 &&
+	test "$(wc -l <sums.md5)" = 4 &&
+	grep -q "^\\\\[0-9a-f]\{32\}  .*/sums/new\\\\nline.jpg$" sums.md5 &&
+	md5sum -c --quiet sums.md5 &&
+	px export --db sums.db --format hashdeep -o sums.hd 2>err &&
+	grep -q "1 files left out.*newline" err &&
+	head -n 2 sums.hd | grep -q "^%%%% size,md5,filename$" &&
+	grep -v "new" sums.md5 >no-newline.md5 && mv "$(printf "sums/new\nline.jpg")" .. &&
+	hashdeep -a -k sums.hd -r sums >audit 2>&1 && grep -q "Audit passed" audit &&
+	echo more >>sums/plain.jpg &&
+	test_expect_code 1 md5sum -c --quiet no-newline.md5 >out 2>&1 && grep -q "plain.jpg: FAILED" out &&
+	test_must_fail hashdeep -a -k sums.hd -r sums >audit 2>&1
+'
+
 test_expect_success 'usage: one of --format and --kphotoalbum, known formats only' '
 	test_expect_code 64 px export --db "$DB" 2>e && grep -q "one of --format and --kphotoalbum" e &&
-	test_expect_code 64 px export --db "$DB" --format xml 2>e && grep -q "expected csv or jsonl" e &&
+	test_expect_code 64 px export --db "$DB" --format xml 2>e && grep -q "expected csv, jsonl, md5sum or hashdeep" e &&
 	test_expect_code 64 px export --db "$DB" --format csv --kphotoalbum lib 2>e &&
 	test_expect_code 64 px export --db "$DB" --format csv --force 2>e
 '
