@@ -53,6 +53,57 @@ test_expect_success 'dups deletes nothing' '
 	test -f lib/a.jpg && test -f lib/copy/a.jpg && test -f lib/copy/a2.jpg && test -f lib/other/b-link.jpg
 '
 
+test_expect_success 'dups --keep and --print-removable: all but the kept copy, never its hard links; -0 for xargs' '
+	mkdir -p act/a act/b "act/c'"'"'q" && mkfix jpeg act/a/x.jpg --seed 11 && cp act/a/x.jpg act/b/x.jpg &&
+	cp act/a/x.jpg "act/c'"'"'q/x copy.jpg" && ln act/a/x.jpg act/a/hard.jpg &&
+	touch -d "3 days ago" act/b/x.jpg && touch -d "2 days ago" act/a/x.jpg "act/c'"'"'q/x copy.jpg" &&
+	px scan -q --db act.db act &&
+	px dups --db act.db --print-removable >old.txt 2>err && cat old.txt err &&
+	test "$(sort old.txt | tr "\n" " ")" = "$TRASH/act/a/hard.jpg $TRASH/act/a/x.jpg $TRASH/act/c'"'"'q/x copy.jpg " &&
+	grep -q "3 copies could go, in 1 groups" err &&
+	px dups --db act.db --print-removable --keep newest >new.txt &&
+	test "$(sort new.txt | tr "\n" " ")" = "$TRASH/act/b/x.jpg $TRASH/act/c'"'"'q/x copy.jpg " &&
+	px dups --db act.db --print-removable --keep "path-prefix=act/c'"'"'q" -0 >pre.bin &&
+	test "$(tr "\0" "\n" <pre.bin | sort | tr "\n" " ")" = "$TRASH/act/a/hard.jpg $TRASH/act/a/x.jpg $TRASH/act/b/x.jpg " &&
+	xargs -0 ls <pre.bin >/dev/null &&
+	px dups --db act.db --print-removable --keep path-prefix=/nowhere >none.txt 2>err &&
+	test ! -s none.txt && grep -q "1 groups kept whole" err &&
+	test "$(find act -type f | wc -l)" = 4
+'
+
+test_expect_success 'dups --script: reviewed, then run, it removes the copies; changed ones are skipped, the kept file checked' '
+	px dups --db act.db --script --keep newest >rm.sh && cat rm.sh &&
+	head -n 1 rm.sh | grep -q "^#!/bin/sh" &&
+	echo changed >>"act/c'"'"'q/x copy.jpg" && touch -d "2 days ago" "act/c'"'"'q/x copy.jpg" &&
+	sh rm.sh >out 2>err && cat out err &&
+	test ! -e act/b/x.jpg && test -e "act/c'"'"'q/x copy.jpg" && grep -q "skipped: .*x copy.jpg" err &&
+	test -e act/a/x.jpg && test -e act/a/hard.jpg
+'
+
+test_expect_success 'dups --script --link: copies become hard links of the kept file; a changed kept file stops it' '
+	rm -rf act act.db && mkdir -p act/a act/b act/c && mkfix jpeg act/a/x.jpg --seed 12 &&
+	cp act/a/x.jpg act/b/x.jpg && cp act/a/x.jpg act/c/x.jpg && age act &&
+	px scan -q --db act.db act &&
+	px dups --db act.db --script --link --script-md5 --keep path-prefix=act/a >ln.sh &&
+	grep -q "md5sum" ln.sh &&
+	sh ln.sh >out 2>err && cat out err &&
+	test "$(stat -c %i act/a/x.jpg)" = "$(stat -c %i act/b/x.jpg)" &&
+	test "$(stat -c %i act/a/x.jpg)" = "$(stat -c %i act/c/x.jpg)" &&
+	px scan -q --db act.db act && px dups --db act.db --script --keep path-prefix=act/a >rm2.sh &&
+	test "$(grep -c "^remove " rm2.sh)" = 0 &&
+	rm -rf act act.db && mkdir -p act/a act/b && mkfix jpeg act/a/x.jpg --seed 13 && cp act/a/x.jpg act/b/x.jpg &&
+	age act && px scan -q --db act.db act && px dups --db act.db --script --keep path-prefix=act/a >rm3.sh &&
+	echo edited >>act/a/x.jpg && sh rm3.sh 2>err; test -e act/b/x.jpg && grep -q "skipped" err
+'
+
+test_expect_success 'dups action options: known rules only, each option with its own' '
+	test_expect_code 64 px dups --db act.db --print-removable --keep biggest 2>e && grep -q "expected oldest" e &&
+	test_expect_code 64 px dups --db act.db -0 2>e &&
+	test_expect_code 64 px dups --db act.db --link 2>e &&
+	test_expect_code 64 px dups --db act.db --keep newest 2>e &&
+	test_expect_code 64 px dups --db act.db --script --print-removable 2>e
+'
+
 test_expect_success 'the duplicates view agrees' '
 	test "$(q "select count(*) || \" \" || count(distinct md5) from duplicates")" = "5 2"
 '
