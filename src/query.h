@@ -125,6 +125,8 @@ typedef struct {
 	GArray *by_media;     /* PixTally, key a media kind name, most files first */
 	GArray *by_camera;    /* PixTally, key "make\tmodel", most files first */
 	GArray *by_month;     /* PixTally, key "YYYY-MM" of date_taken, in order; NULL key (no date) last */
+	GArray *by_year;      /* PixTally, key "YYYY" of date_taken, in order; NULL key (no date) last */
+	GArray *by_lens;      /* PixTally, key the lens, most files first; NULL key (no lens) last */
 } PixStats;
 void pix_stats_clear(PixStats *st);
 /* Fills *out (clear it with pix_stats_clear, also after a failure) in one

@@ -442,6 +442,8 @@ void pix_stats_clear(PixStats *st)
 	g_clear_pointer(&st->by_media, g_array_unref);
 	g_clear_pointer(&st->by_camera, g_array_unref);
 	g_clear_pointer(&st->by_month, g_array_unref);
+	g_clear_pointer(&st->by_year, g_array_unref);
+	g_clear_pointer(&st->by_lens, g_array_unref);
 	st->n = st->bytes = 0;
 }
 
@@ -464,7 +466,7 @@ static void tally_add(GArray *a, GHashTable *index, const char *key, gint64 n, g
 
 typedef struct {
 	PixStats *out;
-	GHashTable *index[3];   /* by_media, by_camera, by_month */
+	GHashTable *index[5];   /* by_media, by_camera, by_month, by_year, by_lens */
 } Tallies;
 
 static const char *column_text_or_null(sqlite3_stmt *st, int i)
@@ -476,10 +478,15 @@ static gboolean tally_row(gpointer data, sqlite3_stmt *st)
 {
 	Tallies *t = data;
 	gint64 n = sqlite3_column_int64(st, 3), bytes = sqlite3_column_int64(st, 4);
+	g_assert(sqlite3_column_count(st) == 6);
 
 	tally_add(t->out->by_media, t->index[0], column_text_or_null(st, 0), n, bytes);
 	tally_add(t->out->by_camera, t->index[1], column_text_or_null(st, 1), n, bytes);
-	tally_add(t->out->by_month, t->index[2], column_text_or_null(st, 2), n, bytes);
+	const char *month = column_text_or_null(st, 2);
+	g_autofree char *year = month != NULL ? g_strndup(month, 4) : NULL;
+	tally_add(t->out->by_month, t->index[2], month, n, bytes);
+	tally_add(t->out->by_year, t->index[3], year, n, bytes);
+	tally_add(t->out->by_lens, t->index[4], column_text_or_null(st, 5), n, bytes);
 	t->out->n += n;
 	t->out->bytes += bytes;
 	return TRUE;
@@ -514,23 +521,27 @@ gboolean pix_store_stats(PixStore *s, const PixFilter *filter, PixStats *out, GE
 	out->by_media = tally_array();
 	out->by_camera = tally_array();
 	out->by_month = tally_array();
-	for (int i = 0; i < 3; i++)
+	out->by_year = tally_array();
+	out->by_lens = tally_array();
+	for (int i = 0; i < 5; i++)
 		t.index[i] = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	/* one pass, grouped by all three keys at once (a few thousand groups
 	 * for a large library), summed into each tally here */
 	sql_init(&q, "SELECT media,"
 	             " CASE WHEN make IS NULL AND model IS NULL THEN NULL"
 	             " ELSE coalesce(trim(make), '') || char(9) || coalesce(trim(model), '') END,"
-	             " substr(date_taken, 1, 7), count(*), coalesce(sum(size), 0) FROM file_info WHERE");
+	             " substr(date_taken, 1, 7), count(*), coalesce(sum(size), 0), nullif(trim(lens), '') FROM file_info WHERE");
 	sql_filter(&q, filter);
-	g_string_append(q.sql, " GROUP BY 1, 2, 3");
+	g_string_append(q.sql, " GROUP BY 1, 2, 3, 6");
 	g_autoptr(sqlite3_stmt) st = sql_prepare(s, &q, error);
 	gboolean is_ok = st != NULL && each_row(s, st, tally_row, &t, error);
 	sql_clear(&q);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 5; i++)
 		g_hash_table_unref(t.index[i]);
 	g_array_sort(out->by_media, by_count);
 	g_array_sort(out->by_camera, by_count);
 	g_array_sort(out->by_month, by_key);
+	g_array_sort(out->by_year, by_key);
+	g_array_sort(out->by_lens, by_count);
 	return is_ok;
 }

@@ -154,7 +154,33 @@ test_expect_success 'the histogram takes the width of a real terminal' '
 '
 
 if [ -d "$PIX_SAMPLES" ]; then
-	test_expect_success 'samples: dups finds the md5-duplicates pair and nothing else' '
+	test_expect_success 'stats of a library of decades: a year overview by default; --by lens, year, camera with bars; --bars bytes' '
+	mkdir -p decades &&
+	mkfix jpeg decades/a.jpg --date "1998:07:01 10:00:00" --make Canon --lens "EF 50mm f/1.8" --seed 21 &&
+	mkfix jpeg decades/b.jpg --date "1999:01:01 10:00:00" --make Canon --lens "EF 50mm f/1.8" --seed 22 &&
+	mkfix jpeg decades/c.jpg --date "2002:03:03 10:00:00" --make NIKON --size 40000 --seed 23 &&
+	mkfix jpeg decades/d.jpg --date "2024:12:24 10:00:00" --make NIKON --lens "AF-S 35mm" --seed 24 &&
+	age decades && px scan -q --db dec.db decades &&
+	COLUMNS=80 px stats --db dec.db >y.txt && cat y.txt &&
+	grep -q "^by year taken$" y.txt && ! grep -q "^by month taken" y.txt &&
+	grep -q "^  1998 " y.txt && grep -q "^  2000  *0$" y.txt && grep -q "^  2001  *0$" y.txt &&
+	grep -q "^  \.\.\. 21 years without files$" y.txt && grep -q "^  2024 " y.txt &&
+	COLUMNS=80 px stats --db dec.db --by lens --by year,camera >b.txt && cat b.txt &&
+	grep -q "^by lens (bars: files)$" b.txt && grep -q "^by year taken (bars: files)$" b.txt &&
+	! grep -q "^by media type" b.txt &&
+	test "$(grep -A1 "^by lens" b.txt | tail -n 1 | grep -c "EF 50mm f/1.8 .* 2 .*█")" = 1 &&
+	grep -q "(no lens recorded)" b.txt &&
+	COLUMNS=80 px stats --db dec.db --by year --bars bytes >bb.txt &&
+	big=$(grep "^  2002 " bb.txt | tr -cd "█" | wc -m) && small=$(grep "^  1998 " bb.txt | tr -cd "█" | wc -m) &&
+	test "$big" -gt "$small" &&
+	px stats --db dec.db --json >s.json &&
+	test "$(jq -c "[.by_year[] | [.year, .files]]" s.json)" = "[[\"1998\",1],[\"1999\",1],[\"2002\",1],[\"2024\",1]]" &&
+	test "$(jq -c "[.by_lens[] | [.lens, .files]]" s.json)" = "[[\"EF 50mm f/1.8\",2],[\"AF-S 35mm\",1],[null,1]]" &&
+	test_expect_code 64 px stats --db dec.db --by decade 2>e && grep -q "expected media" e &&
+	test_expect_code 64 px stats --db dec.db --bars pixels 2>e
+'
+
+test_expect_success 'samples: dups finds the md5-duplicates pair and nothing else' '
 		cp -rp "$PIX_SAMPLES" samples && chmod -R u+w samples &&
 		test_expect_code 1 px scan --db s.db -q samples 2>/dev/null &&
 		awk -F "\t" "\$1 == \"md5-duplicates\" { print \"$TRASH/samples/\" \$2 }" samples/INDEX.tsv | sort >expect &&
