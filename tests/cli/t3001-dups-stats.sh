@@ -180,6 +180,15 @@ if [ -d "$PIX_SAMPLES" ]; then
 	test_expect_code 64 px stats --db dec.db --bars pixels 2>e
 '
 
+test_expect_success 'the README plot of files per year: its data from stats --json, and the PNG where gnuplot is' '
+	cmds=$(awk "/^<!-- stats-plot -->\$/ { getline; while ((getline line) > 0 && line != \"\`\`\`\") print line }" "$REPO/README.md") &&
+	test -n "$cmds" &&
+	PATH="$(dirname "$PHOTOIDX"):$PATH" && export PATH &&
+	echo "$cmds" | head -n 1 | sed "s/photoidx stats/photoidx stats --db dec.db/" | sh &&
+	test "$(cat years.dat | tr "\n" " ")" = "1998 1 1999 1 2002 1 2024 1 " &&
+	if command -v gnuplot >/dev/null; then echo "$cmds" | tail -n 1 | sh && test -s years.png; fi
+'
+
 test_expect_success 'samples: dups finds the md5-duplicates pair and nothing else' '
 		cp -rp "$PIX_SAMPLES" samples && chmod -R u+w samples &&
 		test_expect_code 1 px scan --db s.db -q samples 2>/dev/null &&
