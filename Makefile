@@ -42,8 +42,15 @@ endif
 $(BIN): $(OBJ)
 	$(CC) $(LDFLAGS) -o $@ $(OBJ) $(LIBS)
 
-$(BUILD)/%.o: src/%.c src/*.h | $(BUILD)
-	$(CC) $(CFLAGS) $(PIX_CFLAGS) -c -o $@ $<
+# each object depends on the headers it includes (-MMD writes them to
+# .d); an object without its .d (built before) is built again, which the
+# .d files' being named targets (not intermediate files) makes happen
+DEPS = $(SRC:src/%.c=$(BUILD)/%.d)
+$(BUILD)/%.o: src/%.c $(BUILD)/%.d | $(BUILD)
+	$(CC) $(CFLAGS) $(PIX_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(DEPS):
+-include $(wildcard $(DEPS) $(BUILD)/tests/*.d)
 
 $(BUILD)/schema.c: schema/embed.sh $(wildcard schema/[0-9]*.sql) | $(BUILD)
 	sh schema/embed.sh $(sort $(wildcard schema/[0-9]*.sql)) > $@.tmp && mv $@.tmp $@
@@ -62,8 +69,8 @@ UNIT_TESTS = $(patsubst tests/unit/test-%.c,%,$(wildcard tests/unit/test-*.c))
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test-%)
 TOOLS = $(BUILD)/tests/mkfixture
 
-$(BUILD)/tests/test-%: tests/unit/test-%.c tests/unit/testlib.h $(LIB_OBJ) | $(BUILD)
-	$(CC) $(CFLAGS) $(PIX_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJ) $(LDFLAGS) $(LIBS)
+$(BUILD)/tests/test-%: tests/unit/test-%.c $(LIB_OBJ) | $(BUILD)
+	$(CC) $(CFLAGS) $(PIX_CFLAGS) -MMD -MP -Itests/unit -o $@ $< $(LIB_OBJ) $(LDFLAGS) $(LIBS)
 
 $(BUILD)/tests/mkfixture: tests/tools/mkfixture.c | $(BUILD)
 	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -o $@ $< $(LDFLAGS) -lm
@@ -105,7 +112,7 @@ install: photoidx
 	install -m 644 contrib/bash-completion/photoidx $(DESTDIR)$(PREFIX)/share/bash-completion/completions/photoidx
 
 clean:
-	rm -rf build build-san photoidx
+	rm -rf build build-san build-fuzz photoidx
 
 .PHONY: all photoidx check check-valgrind stress bench install clean
 .DELETE_ON_ERROR:
