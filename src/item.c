@@ -58,7 +58,6 @@ void pix_item_free(PixItem *item)
 {
 	if (item == NULL)
 		return;
-	g_assert(item->hash_state == NULL && item->meta_state == NULL);
 	pix_dir_unref(item->dir);
 	g_free(item->name);
 	g_free(item->old_path);

@@ -131,10 +131,6 @@ struct PixItem {
 	                           was no longer a regular file */
 	gboolean is_racy;       /* mtime too recent to trust: reread next scan */
 	gboolean was_missing;   /* the row was 'missing' before this scan */
-
-	/* state of the hash stage while the item is in flight (owned by it) */
-	gpointer hash_state;
-	gpointer meta_state;
 };
 
 PixDir *pix_dir_new(const char *path);
