@@ -47,6 +47,7 @@
  *     bytes delivered.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "bytes.h"
 #include "meta.h"
 #include "exif.h"
 
@@ -87,7 +88,6 @@ typedef struct {
 	guint64 len[MAX_EXTENTS];
 	gboolean is_idat;           /* construction method 1 */
 } Extents;
-
 
 /* A HEIF item (Exif, XMP) being gathered from its extents. */
 typedef struct {
@@ -148,21 +148,6 @@ struct Bmff {
 
 #define FOURCC(a, b, c, d) ((guint32)(a) << 24 | (guint32)(b) << 16 | (guint32)(c) << 8 | (guint32)(d))
 
-static guint16 be16(const guint8 *p)
-{
-	return (guint16)(p[0] << 8 | p[1]);
-}
-
-static guint32 be32(const guint8 *p)
-{
-	return (guint32)p[0] << 24 | (guint32)p[1] << 16 | (guint32)p[2] << 8 | p[3];
-}
-
-static guint64 be64(const guint8 *p)
-{
-	return (guint64)be32(p) << 32 | be32(p + 4);
-}
-
 /* An n-byte big-endian number (n = 0, 4 or 8, as iloc sizes are). */
 static gboolean ben(const guint8 *p, gsize avail, gsize *at, guint n, guint64 *out)
 {
@@ -170,7 +155,7 @@ static gboolean ben(const guint8 *p, gsize avail, gsize *at, guint n, guint64 *o
 		return FALSE;
 	if (*at + n > avail)
 		return FALSE;
-	*out = n == 0 ? 0 : n == 4 ? be32(p + *at) : be64(p + *at);
+	*out = n == 0 ? 0 : n == 4 ? pix_be32(p + *at) : pix_be64(p + *at);
 	*at += n;
 	return TRUE;
 }
@@ -238,15 +223,15 @@ static void read_mvhd(Bmff *b, const guint8 *p, gsize len)
 	if (len < 4)
 		return;
 	if (p[0] == 1 && len >= 4 + 28) {
-		created = be64(p + 4);
-		timescale = be32(p + 20);
-		duration = be64(p + 24);
+		created = pix_be64(p + 4);
+		timescale = pix_be32(p + 20);
+		duration = pix_be64(p + 24);
 		if (duration == G_MAXUINT64)
 			duration = 0;
 	} else if (p[0] == 0 && len >= 4 + 16) {
-		created = be32(p + 4);
-		timescale = be32(p + 12);
-		duration = be32(p + 16);
+		created = pix_be32(p + 4);
+		timescale = pix_be32(p + 12);
+		duration = pix_be32(p + 16);
 		if (duration == G_MAXUINT32)
 			duration = 0;
 	} else {
@@ -266,14 +251,14 @@ static void read_tkhd(Bmff *b, gint node, const guint8 *p, gsize len)
 	if (trak < 0 || len < at + 8)
 		return;
 	Node *t = &g_array_index(b->nodes, Node, trak);
-	t->track_w = be32(p + at) >> 16;
-	t->track_h = be32(p + at + 4) >> 16;
+	t->track_w = pix_be32(p + at) >> 16;
+	t->track_h = pix_be32(p + at + 4) >> 16;
 }
 
 static void read_hdlr(Bmff *b, gint node, const guint8 *p, gsize len)
 {
 	gint trak = ancestor(b, node, FOURCC('t', 'r', 'a', 'k'));
-	if (trak < 0 || len < 12 || be32(p + 8) != FOURCC('v', 'i', 'd', 'e'))
+	if (trak < 0 || len < 12 || pix_be32(p + 8) != FOURCC('v', 'i', 'd', 'e'))
 		return;
 	Node *t = &g_array_index(b->nodes, Node, trak);
 	t->is_video_track = TRUE;
@@ -343,13 +328,12 @@ static char *text_of(const guint8 *p, gsize len)
 	return g_steal_pointer(&t);
 }
 
-
 /* A QuickTime user-data text atom: 16-bit length, 16-bit language, text. */
 static char *udta_text(const guint8 *p, gsize len)
 {
 	if (len < 4)
 		return NULL;
-	gsize n = be16(p);
+	gsize n = pix_be16(p);
 	return text_of(p + 4, MIN(n, len - 4));
 }
 
@@ -357,11 +341,11 @@ static void read_keys(Bmff *b, const guint8 *p, gsize len)
 {
 	if (len < 8 || b->keys != NULL)
 		return;
-	guint32 count = be32(p + 4);
+	guint32 count = pix_be32(p + 4);
 	gsize at = 8;
 	b->keys = g_ptr_array_new_with_free_func(g_free);
 	for (guint32 i = 0; i < count && at + 8 <= len && b->keys->len < 4096; i++) {
-		guint32 size = be32(p + at);
+		guint32 size = pix_be32(p + at);
 		if (size < 8 || size > len - at)
 			break;
 		g_ptr_array_add(b->keys, g_strndup((const char *)p + at + 8, size - 8));
@@ -375,11 +359,11 @@ static void read_keys(Bmff *b, const guint8 *p, gsize len)
 static void read_ilst_item(Bmff *b, guint32 key, const guint8 *item, gsize item_len)
 {
 	if (b->keys == NULL || key == 0 || key > b->keys->len || item_len < 16 ||
-	    be32(item + 4) != FOURCC('d', 'a', 't', 'a') || be32(item) > item_len || be32(item) < 16 ||
-	    be32(item + 8) != 1)
+	    pix_be32(item + 4) != FOURCC('d', 'a', 't', 'a') || pix_be32(item) > item_len || pix_be32(item) < 16 ||
+	    pix_be32(item + 8) != 1)
 		return;
 	const char *name = g_ptr_array_index(b->keys, key - 1);
-	char *value = text_of(item + 16, be32(item) - 16);
+	char *value = text_of(item + 16, pix_be32(item) - 16);
 	if (value == NULL)
 		return;
 	if (g_str_equal(name, "com.apple.quicktime.location.ISO6709"))
@@ -413,7 +397,7 @@ static gboolean iloc_find(const guint8 *p, gsize len, guint32 id, Extents *out)
 	if (version < 2) {
 		if (at + 2 > len)
 			return FALSE;
-		count = be16(p + at);
+		count = pix_be16(p + at);
 		at += 2;
 	} else if (!ben(p, len, &at, 4, &count)) {
 		return FALSE;
@@ -423,7 +407,7 @@ static gboolean iloc_find(const guint8 *p, gsize len, guint32 id, Extents *out)
 		if (version < 2) {
 			if (at + 2 > len)
 				return FALSE;
-			item_id = be16(p + at);
+			item_id = pix_be16(p + at);
 			at += 2;
 		} else if (!ben(p, len, &at, 4, &item_id)) {
 			return FALSE;
@@ -431,13 +415,13 @@ static gboolean iloc_find(const guint8 *p, gsize len, guint32 id, Extents *out)
 		if (version >= 1) {
 			if (at + 2 > len)
 				return FALSE;
-			method = be16(p + at) & 15;
+			method = pix_be16(p + at) & 15;
 			at += 2;
 		}
 		at += 2;        /* data_reference_index */
 		if (!ben(p, len, &at, base_size, &base) || at + 2 > len)
 			return FALSE;
-		extents = be16(p + at);
+		extents = pix_be16(p + at);
 		at += 2;
 		if (extents * per_extent > len - at)
 			return FALSE;
@@ -467,20 +451,20 @@ static gboolean iloc_find(const guint8 *p, gsize len, guint32 id, Extents *out)
 {
 	gsize at = p[0] == 0 ? 6 : 8;   /* full box header, 16- or 32-bit count */
 	while (at + 8 <= len) {
-		guint32 size = be32(p + at);
+		guint32 size = pix_be32(p + at);
 		if (size < 8 || size > len - at)
 			break;
 		const guint8 *e = p + at;
 		at += size;
-		if (be32(e + 4) != FOURCC('i', 'n', 'f', 'e') || size < 20 || e[8] < 2)
+		if (pix_be32(e + 4) != FOURCC('i', 'n', 'f', 'e') || size < 20 || e[8] < 2)
 			continue;
 		/* version 2: 16-bit id; version 3: 32-bit id; then protection
 		 * index (16), item type (32), name, [content type] */
 		gsize p_at = e[8] == 2 ? 12 : 14;
-		guint32 item_id = e[8] == 2 ? be16(e + 12) : be32(e + 12);
+		guint32 item_id = e[8] == 2 ? pix_be16(e + 12) : pix_be32(e + 12);
 		if (p_at + 2 + 4 > size)
 			continue;
-		guint32 type = be32(e + p_at + 4);
+		guint32 type = pix_be32(e + p_at + 4);
 		if (type == FOURCC('E', 'x', 'i', 'f') && b->exif_id == 0)
 			b->exif_id = item_id;
 		if (type == FOURCC('m', 'i', 'm', 'e') && b->xmp_id == 0) {
@@ -499,13 +483,13 @@ static void read_iprp(Bmff *b, const guint8 *p, gsize len)
 	const guint8 *ipco = NULL, *ipma = NULL;
 	gsize ipco_len = 0, ipma_len = 0;
 	for (gsize at = 0; at + 8 <= len;) {
-		guint32 size = be32(p + at);
+		guint32 size = pix_be32(p + at);
 		if (size < 8 || size > len - at)
 			break;
-		if (be32(p + at + 4) == FOURCC('i', 'p', 'c', 'o')) {
+		if (pix_be32(p + at + 4) == FOURCC('i', 'p', 'c', 'o')) {
 			ipco = p + at + 8;
 			ipco_len = size - 8;
-		} else if (be32(p + at + 4) == FOURCC('i', 'p', 'm', 'a')) {
+		} else if (pix_be32(p + at + 4) == FOURCC('i', 'p', 'm', 'a')) {
 			ipma = p + at + 8;
 			ipma_len = size - 8;
 		}
@@ -516,7 +500,7 @@ static void read_iprp(Bmff *b, const guint8 *p, gsize len)
 	/* the properties, numbered from 1 */
 	GArray *props = g_array_new(FALSE, FALSE, sizeof(gsize));
 	for (gsize at = 0; at + 8 <= ipco_len && props->len < 4096;) {
-		guint32 size = be32(ipco + at);
+		guint32 size = pix_be32(ipco + at);
 		if (size < 8 || size > ipco_len - at)
 			break;
 		g_array_append_val(props, at);
@@ -525,36 +509,36 @@ static void read_iprp(Bmff *b, const guint8 *p, gsize len)
 	gint64 index = -1;
 	if (ipma != NULL && ipma_len >= 8) {
 		gboolean is_big = (ipma[3] & 1) != 0;
-		guint32 count = be32(ipma + 4);
+		guint32 count = pix_be32(ipma + 4);
 		gsize at = 8;
 		for (guint32 i = 0; i < count && index < 0; i++) {
 			gsize id_len = ipma[0] < 1 ? 2 : 4;
 			if (at + id_len + 1 > ipma_len)
 				break;
-			guint32 id = id_len == 2 ? be16(ipma + at) : be32(ipma + at);
+			guint32 id = id_len == 2 ? pix_be16(ipma + at) : pix_be32(ipma + at);
 			guint n = ipma[at + id_len];
 			at += id_len + 1;
 			for (guint k = 0; k < n; k++) {
 				if (at + (is_big ? 2 : 1) > ipma_len)
 					break;
-				guint prop = is_big ? be16(ipma + at) & 0x7fff : ipma[at] & 0x7f;
+				guint prop = is_big ? pix_be16(ipma + at) & 0x7fff : ipma[at] & 0x7f;
 				at += is_big ? 2 : 1;
 				if (id != b->primary_id || prop == 0 || prop > props->len)
 					continue;
 				gsize p_at = g_array_index(props, gsize, prop - 1);
-				if (be32(ipco + p_at + 4) == FOURCC('i', 's', 'p', 'e'))
+				if (pix_be32(ipco + p_at + 4) == FOURCC('i', 's', 'p', 'e'))
 					index = prop - 1;
 			}
 		}
 	}
 	for (guint i = 0; index < 0 && i < props->len; i++)
-		if (be32(ipco + g_array_index(props, gsize, i) + 4) == FOURCC('i', 's', 'p', 'e'))
+		if (pix_be32(ipco + g_array_index(props, gsize, i) + 4) == FOURCC('i', 's', 'p', 'e'))
 			index = i;
 	if (index >= 0) {
 		gsize p_at = g_array_index(props, gsize, index);
-		if (be32(ipco + p_at) >= 20) {
-			b->ispe_w = be32(ipco + p_at + 12);
-			b->ispe_h = be32(ipco + p_at + 16);
+		if (pix_be32(ipco + p_at) >= 20) {
+			b->ispe_w = pix_be32(ipco + p_at + 12);
+			b->ispe_h = pix_be32(ipco + p_at + 16);
 		}
 	}
 	g_array_free(props, TRUE);
@@ -565,11 +549,11 @@ static void read_iprp(Bmff *b, const guint8 *p, gsize len)
  * TIFF; `problem` when the offset points outside. */
 static void read_exif_payload(Bmff *b, const guint8 *data, gsize len, const char *problem)
 {
-	if (len < 4 || be32(data) > len - 4) {
+	if (len < 4 || pix_be32(data) > len - 4) {
 		pix_stream_problem(b->s, "%s", problem);
 		return;
 	}
-	pix_meta_read_tiff(b->s, data + 4 + be32(data), len - 4 - be32(data), PIX_TIFF_ROLE_MAIN, b->m);
+	pix_meta_read_tiff(b->s, data + 4 + pix_be32(data), len - 4 - pix_be32(data), PIX_TIFF_ROLE_MAIN, b->m);
 }
 
 static void read_exif_item(Bmff *b, const guint8 *data, gsize len)
@@ -658,7 +642,7 @@ static void read_heif_meta(Bmff *b, const guint8 *p, gsize len)
 	const guint8 *iloc = NULL, *idat = NULL;
 	gsize iloc_len = 0, idat_len = 0;
 	for (gsize at = 0; at + 8 <= len;) {
-		guint32 size = be32(p + at), type = be32(p + at + 4);
+		guint32 size = pix_be32(p + at), type = pix_be32(p + at + 4);
 		if (size < 8 || size > len - at) {
 			pix_stream_problem(b->s, "corrupt HEIF: a box in 'meta' runs past its end");
 			break;
@@ -666,7 +650,7 @@ static void read_heif_meta(Bmff *b, const guint8 *p, gsize len)
 		const guint8 *body = p + at + 8;
 		gsize body_len = size - 8;
 		if (type == FOURCC('p', 'i', 't', 'm') && body_len >= 6)
-			b->primary_id = body[0] == 0 ? be16(body + 4) : body_len >= 8 ? be32(body + 4) : 0;
+			b->primary_id = body[0] == 0 ? pix_be16(body + 4) : body_len >= 8 ? pix_be32(body + 4) : 0;
 		else if (type == FOURCC('i', 'l', 'o', 'c')) {
 			iloc = body;
 			iloc_len = body_len;
@@ -879,8 +863,8 @@ static void on_header(PixStream *s, void *ctx, guint64 arg, guint64 off, const g
 		pix_stream_problem(s, "corrupt %s: truncated box header at offset %" G_GUINT64_FORMAT, what, off);
 		return;
 	}
-	guint64 size = be32(data);
-	guint32 type = be32(data + 4);
+	guint64 size = pix_be32(data);
+	guint32 type = pix_be32(data + 4);
 	gsize header = 8;
 	gboolean is_to_end = size == 0;
 	char name[5];
@@ -890,7 +874,7 @@ static void on_header(PixStream *s, void *ctx, guint64 arg, guint64 off, const g
 			pix_stream_problem(s, "corrupt %s: truncated box header at offset %" G_GUINT64_FORMAT, what, off);
 			return;
 		}
-		size = be64(data + 8);
+		size = pix_be64(data + 8);
 		header = 16;
 	} else if (size == 0) {
 		/* to the end of the enclosing box, or of the file */
@@ -924,7 +908,7 @@ static void on_header(PixStream *s, void *ctx, guint64 arg, guint64 off, const g
 	/* QuickTime's 'meta' is a plain box; ISO's is a full box (a version
 	 * and flags first): told apart by whether a box type follows */
 	if (type == FOURCC('m', 'e', 't', 'a') && len >= header + 12 &&
-	    !(be32(data + header + 4) == FOURCC('h', 'd', 'l', 'r') || be32(data + header + 4) == FOURCC('k', 'e', 'y', 's')))
+	    !(pix_be32(data + header + 4) == FOURCC('h', 'd', 'l', 'r') || pix_be32(data + header + 4) == FOURCC('k', 'e', 'y', 's')))
 		header += 4;
 	/* a 'keys' box is a full box too, read with its version and flags */
 	switch (action) {

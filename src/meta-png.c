@@ -38,6 +38,7 @@
  *     as a problem once; what was read before stays.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "bytes.h"
 #include "meta.h"
 
 #include <gio/gio.h>
@@ -71,11 +72,6 @@ typedef struct {
 	GBytes *exif;           /* the TIFF block (owned), or NULL */
 	GBytes *xmp;            /* the XMP packet (owned), or NULL */
 } Png;
-
-static guint32 be32(const guint8 *p)
-{
-	return (guint32)p[0] << 24 | (guint32)p[1] << 16 | (guint32)p[2] << 8 | p[3];
-}
 
 static void on_header(PixStream *s, void *ctx, guint64 arg, guint64 off, const guint8 *data, gsize len);
 
@@ -369,7 +365,7 @@ static void on_ihdr(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 	(void)arg;
 	if (len < 13)
 		return;   /* cut short: the walk reports the truncation */
-	guint32 w = be32(data), h = be32(data + 4);
+	guint32 w = pix_be32(data), h = pix_be32(data + 4);
 	if (w == 0 || h == 0 || w > MAX_CHUNK_LEN || h > MAX_CHUNK_LEN) {
 		pix_stream_problem(s, "corrupt PNG: IHDR at offset %" G_GUINT64_FORMAT " gives a size of %ux%u",
 		                   off - 8, w, h);
@@ -417,7 +413,7 @@ static void on_header(PixStream *s, void *ctx, guint64 arg, guint64 off, const g
 		truncated(p, s, off);
 		return;
 	}
-	guint32 n = be32(data);
+	guint32 n = pix_be32(data);
 	if (!is_chunk_type(data + 4)) {
 		pix_stream_problem(s, "corrupt PNG: no chunk type at offset %" G_GUINT64_FORMAT, off);
 		return;

@@ -63,6 +63,7 @@
  *     characters, and lies within the PROP section.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "bytes.h"
 #include "meta.h"
 #include "exif.h"
 
@@ -93,26 +94,6 @@
 #define MAX_SECTIONS 64
 #define MAX_PROPS 1024
 #define MAX_PROP_CHARS 256
-
-static guint16 be16(const guint8 *p)
-{
-	return (guint16)(p[0] << 8 | p[1]);
-}
-
-static guint32 be32(const guint8 *p)
-{
-	return (guint32)p[0] << 24 | (guint32)p[1] << 16 | (guint32)p[2] << 8 | p[3];
-}
-
-static guint16 le16(const guint8 *p)
-{
-	return (guint16)(p[1] << 8 | p[0]);
-}
-
-static guint32 le32(const guint8 *p)
-{
-	return (guint32)p[3] << 24 | (guint32)p[2] << 16 | (guint32)p[1] << 8 | p[0];
-}
 
 /* Unix seconds of a camera's clock as date_taken (exiftool's
  * ConvertUnixTime: the clock's time, read as UTC); NULL for 0 (exiftool's
@@ -166,10 +147,10 @@ static void on_raf_header(PixStream *s, void *ctx, guint64 arg, guint64 off, con
 	if (memcmp(data, RAF_MAGIC, strlen(RAF_MAGIC)) != 0)
 		return;
 	r->has_header = TRUE;
-	r->jpeg_off = be32(data + 84);
-	r->jpeg_len = be32(data + 88);
-	r->cfa_off = be32(data + 100);
-	r->cfa_len = be32(data + 104);
+	r->jpeg_off = pix_be32(data + 84);
+	r->jpeg_len = pix_be32(data + 88);
+	r->cfa_off = pix_be32(data + 100);
+	r->cfa_len = pix_be32(data + 104);
 	if (r->jpeg_len == 0)
 		return;
 	if (r->jpeg_off < RAF_HEADER) {
@@ -282,7 +263,7 @@ static void on_block_data(PixStream *s, void *ctx, guint64 arg, guint64 off, con
 	if (len < want)
 		return;   /* cut short: the end reports the truncation */
 	if (block == BLOCK_PRD) {
-		guint16 h = be16(data + 12), wd = be16(data + 14);
+		guint16 h = pix_be16(data + 12), wd = pix_be16(data + 14);
 		if (wd > 0 && h > 0) {
 			w->width_px = wd;
 			w->height_px = h;
@@ -301,7 +282,7 @@ static void on_block(PixStream *s, void *ctx, guint64 arg, guint64 off, const gu
 
 	if (len < 8)
 		return;   /* cut short: the end reports the truncation */
-	guint32 n = be32(data + 4);
+	guint32 n = pix_be32(data + 4);
 	guint64 end = off + 8 + n;
 	char name[4];
 	for (int i = 0; i < 3; i++)
@@ -336,7 +317,7 @@ static void on_mrw_header(PixStream *s, void *ctx, guint64 arg, guint64 off, con
 	if (len < 8 || memcmp(data, "\0MRM", 4) != 0)
 		return;
 	w->has_header = TRUE;
-	w->data_off = MRW_BLOCKS_AT + (guint64)be32(data + 4);
+	w->data_off = MRW_BLOCKS_AT + (guint64)pix_be32(data + 4);
 	want_block(w, s, MRW_BLOCKS_AT);
 }
 
@@ -410,12 +391,12 @@ typedef struct {
 
 static guint16 crw16(const Crw *c, const guint8 *p)
 {
-	return c->is_big ? be16(p) : le16(p);
+	return c->is_big ? pix_be16(p) : pix_le16(p);
 }
 
 static guint32 crw32(const Crw *c, const guint8 *p)
 {
-	return c->is_big ? be32(p) : le32(p);
+	return c->is_big ? pix_be32(p) : pix_le32(p);
 }
 
 static void walk_heap(Crw *c, PixStream *s, guint64 start, guint64 len, guint depth);
@@ -677,10 +658,10 @@ static gboolean prop_is(const guint8 *chars, guint64 n, guint64 at, const char *
 	if (at + len > n)
 		return FALSE;
 	for (gsize i = 0; i < len; i++) {
-		if (le16(chars + 2 * (at + i)) != (guint8)name[i])
+		if (pix_le16(chars + 2 * (at + i)) != (guint8)name[i])
 			return FALSE;
 	}
-	return at + len == n || le16(chars + 2 * (at + len)) == 0;
+	return at + len == n || pix_le16(chars + 2 * (at + len)) == 0;
 }
 
 /* The string at `chars[at]` (of `n`), to its NUL or the end, at most
@@ -690,7 +671,7 @@ static char *prop_text(const guint8 *chars, guint64 n, guint64 at)
 {
 	gunichar2 u[MAX_PROP_CHARS];
 	glong len = 0;
-	while (at + (guint64)len < n && len < MAX_PROP_CHARS && (u[len] = le16(chars + 2 * (at + (guint64)len))) != 0)
+	while (at + (guint64)len < n && len < MAX_PROP_CHARS && (u[len] = pix_le16(chars + 2 * (at + (guint64)len))) != 0)
 		len++;
 	g_autofree char *t = g_utf16_to_utf8(u, len, NULL, NULL, NULL);
 	if (t == NULL)
@@ -719,7 +700,7 @@ static void read_prop(PixStream *s, guint64 off, guint64 len, PixMeta *m)
 		                   off);
 		return;
 	}
-	guint32 n = le32(p + 8), format = le32(p + 12), n_chars = le32(p + 20);
+	guint32 n = pix_le32(p + 8), format = pix_le32(p + 12), n_chars = pix_le32(p + 20);
 	/* exiftool's check, which counts the characters as bytes */
 	if (24 + 8 * (guint64)n + n_chars > len) {
 		pix_stream_problem(s, "corrupt X3F: the PROP section at offset %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
@@ -740,7 +721,7 @@ static void read_prop(PixStream *s, guint64 off, guint64 len, PixMeta *m)
 		n = MAX_PROPS;
 	}
 	for (guint32 i = 0; i < n; i++) {
-		guint32 name = le32(p + 24 + 8 * i), value = le32(p + 28 + 8 * i);
+		guint32 name = pix_le32(p + 24 + 8 * i), value = pix_le32(p + 28 + 8 * i);
 		if (name >= have || value >= have) {
 			pix_stream_problem(s, "corrupt X3F: property %u of the PROP section at offset %" G_GUINT64_FORMAT
 			                   " points past its %" G_GUINT64_FORMAT " characters", i, off, have);
@@ -784,18 +765,18 @@ static void x3f_finish(void *state, PixStream *s, PixMeta *m)
 		return;
 	}
 	/* version 4 (Quattro) moved the size */
-	gboolean is_v4 = le32(h + 4) >> 16 >= 4;
+	gboolean is_v4 = pix_le32(h + 4) >> 16 >= 4;
 	gsize size_at = is_v4 ? 40 : 28;
-	if (size_at + 8 <= size && m->width_px < 0 && m->height_px < 0 && le32(h + size_at) > 0 &&
-	    le32(h + size_at + 4) > 0) {
-		m->width_px = le32(h + size_at);
-		m->height_px = le32(h + size_at + 4);
+	if (size_at + 8 <= size && m->width_px < 0 && m->height_px < 0 && pix_le32(h + size_at) > 0 &&
+	    pix_le32(h + size_at + 4) > 0) {
+		m->width_px = pix_le32(h + size_at);
+		m->height_px = pix_le32(h + size_at + 4);
 	}
 
 	const guint8 *p = pix_stream_peek(s, size - 4, 4);
 	if (p == NULL)
 		return;
-	guint64 dir = le32(p), end = size - 4;
+	guint64 dir = pix_le32(p), end = size - 4;
 	if (dir + 12 > end) {
 		pix_stream_problem(s, "corrupt X3F: the directory's offset %" G_GUINT64_FORMAT " (in the last 4 bytes) lies"
 		                   " past the end of the file (%" G_GUINT64_FORMAT " bytes)", dir, size);
@@ -807,7 +788,7 @@ static void x3f_finish(void *state, PixStream *s, PixMeta *m)
 		pix_stream_problem(s, "corrupt X3F: no directory ('SECd') at offset %" G_GUINT64_FORMAT, dir);
 		return;
 	}
-	guint32 n = le32(p + 8);
+	guint32 n = pix_le32(p + 8);
 	if (dir + 12 + 12 * (guint64)n > end) {
 		pix_stream_problem(s, "corrupt X3F: the directory at offset %" G_GUINT64_FORMAT " holds %u sections, past"
 		                   " the end of the file", dir, n);
@@ -820,7 +801,7 @@ static void x3f_finish(void *state, PixStream *s, PixMeta *m)
 	}
 	const guint8 *e = pix_stream_peek(s, dir + 12, 12 * (gsize)n);
 	for (guint32 i = 0; e != NULL && i < n; i++, e += 12) {
-		guint64 off = le32(e), len = le32(e + 4);
+		guint64 off = pix_le32(e), len = pix_le32(e + 4);
 		char name[5];
 		for (int k = 0; k < 4; k++)
 			name[k] = g_ascii_isprint(e[8 + k]) ? (char)e[8 + k] : '?';

@@ -38,6 +38,7 @@
  *     once, at the end.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "bytes.h"
 #include "meta.h"
 #include "exif.h"
 
@@ -104,21 +105,6 @@ typedef struct {
 	char *idit;             /* the IDIT text (owned), or NULL */
 } Riff;
 
-static guint32 le16(const guint8 *p)
-{
-	return (guint32)p[0] | (guint32)p[1] << 8;
-}
-
-static guint32 le24(const guint8 *p)
-{
-	return le16(p) | (guint32)p[2] << 16;
-}
-
-static guint32 le32(const guint8 *p)
-{
-	return le24(p) | (guint32)p[3] << 24;
-}
-
 static void id_text(const guint8 *id, char out[5])
 {
 	for (int i = 0; i < 4; i++)
@@ -166,9 +152,9 @@ static void on_top(PixStream *s, void *ctx, guint64 arg, guint64 off, const guin
 	Riff *r = ctx;
 	(void)arg;
 
-	if (len < 8 || le32(data) != ID_RIFF)
+	if (len < 8 || pix_le32(data) != ID_RIFF)
 		return;   /* the end, or trailing bytes */
-	guint32 size = le32(data + 4);
+	guint32 size = pix_le32(data + 4);
 	guint64 end = off + 8 + size;
 	if (off == 0) {
 		if (len < HEADER_WANT)
@@ -195,7 +181,7 @@ static void on_top(PixStream *s, void *ctx, guint64 arg, guint64 off, const guin
 		walk(r, s, end + (size & 1));   /* an AVIX's content is image data */
 		return;
 	}
-	r->levels[0] = (Level){ .end = end, .next = end + (size & 1), .type = le32(data + 8) };
+	r->levels[0] = (Level){ .end = end, .next = end + (size & 1), .type = pix_le32(data + 8) };
 	r->depth = 1;
 	walk(r, s, off + 12);
 }
@@ -221,8 +207,8 @@ static void on_part(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 		return;   /* cut short: reported as a truncation at the end */
 	switch (part) {
 	case PART_VP8X:
-		r->canvas_w = 1 + (gint64)le24(data + 4);
-		r->canvas_h = 1 + (gint64)le24(data + 7);
+		r->canvas_w = 1 + (gint64)pix_le24(data + 4);
+		r->canvas_h = 1 + (gint64)pix_le24(data + 7);
 		break;
 	case PART_VP8:
 		/* a key frame: 3-byte frame tag, start code, 14-bit sizes */
@@ -231,8 +217,8 @@ static void on_part(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 			                   " does not start with a key frame", off);
 			break;
 		}
-		r->bitstream_w = le16(data + 6) & 0x3fff;
-		r->bitstream_h = le16(data + 8) & 0x3fff;
+		r->bitstream_w = pix_le16(data + 6) & 0x3fff;
+		r->bitstream_h = pix_le16(data + 8) & 0x3fff;
 		break;
 	case PART_VP8L:
 		if (data[0] != 0x2f) {
@@ -240,8 +226,8 @@ static void on_part(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 			                   " has no signature", off);
 			break;
 		}
-		r->bitstream_w = 1 + (gint64)(le32(data + 1) & 0x3fff);
-		r->bitstream_h = 1 + (gint64)(le32(data + 1) >> 14 & 0x3fff);
+		r->bitstream_w = 1 + (gint64)(pix_le32(data + 1) & 0x3fff);
+		r->bitstream_h = 1 + (gint64)(pix_le32(data + 1) >> 14 & 0x3fff);
 		break;
 	case PART_EXIF:
 		keep_exif(r, data, len);
@@ -253,19 +239,19 @@ static void on_part(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 	case PART_AVIH:
 		if (!r->has_avih) {
 			r->has_avih = TRUE;
-			r->us_per_frame = le32(data);
-			r->total_frames = le32(data + 16);
-			r->avih_w = le32(data + 32);
-			r->avih_h = le32(data + 36);
+			r->us_per_frame = pix_le32(data);
+			r->total_frames = pix_le32(data + 16);
+			r->avih_w = pix_le32(data + 32);
+			r->avih_h = pix_le32(data + 36);
 		}
 		break;
 	case PART_STRH:
-		r->stream_type = le32(data);
+		r->stream_type = pix_le32(data);
 		if (r->stream_type == FOURCC('v', 'i', 'd', 's') && r->video_stream < 0) {
 			r->video_stream = (gint)r->n_streams;
-			r->v_scale = le32(data + 20);
-			r->v_rate = le32(data + 24);
-			r->v_length = le32(data + 32);
+			r->v_scale = pix_le32(data + 20);
+			r->v_rate = pix_le32(data + 24);
+			r->v_length = pix_le32(data + 32);
 		}
 		r->n_streams++;
 		break;
@@ -273,8 +259,8 @@ static void on_part(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 		/* BITMAPINFOHEADER: header size, width, height (negative when
 		 * the rows run top down) */
 		if (r->video_w < 0) {
-			gint32 h = (gint32)le32(data + 8);
-			r->video_w = le32(data + 4);
+			gint32 h = (gint32)pix_le32(data + 8);
+			r->video_w = pix_le32(data + 4);
 			r->video_h = h < 0 ? -(gint64)h : h;
 		}
 		break;
@@ -312,7 +298,7 @@ static void chunk(Riff *r, PixStream *s, const guint8 *idb, guint32 list, guint6
 {
 	char id[5];
 	id_text(idb, id);
-	guint32 v = le32(idb);
+	guint32 v = pix_le32(idb);
 
 	if (r->form == FORM_WEBP) {
 		if (r->depth != 1)
@@ -357,7 +343,7 @@ static void on_chunk(PixStream *s, void *ctx, guint64 arg, guint64 off, const gu
 	if (len < 8 || r->depth == 0)
 		return;   /* cut short: reported as a truncation at the end */
 	const Level *parent = &r->levels[r->depth - 1];
-	guint32 size = le32(data + 4);
+	guint32 size = pix_le32(data + 4);
 	guint64 end = off + 8 + size, next = end + (size & 1);
 	char id[5];
 	id_text(data, id);
@@ -373,7 +359,7 @@ static void on_chunk(PixStream *s, void *ctx, guint64 arg, guint64 off, const gu
 		walk(r, s, parent->end);
 		return;
 	}
-	if (le32(data) == ID_LIST) {
+	if (pix_le32(data) == ID_LIST) {
 		if (size < 4) {
 			pix_stream_problem(s, "corrupt %s: LIST chunk at offset %" G_GUINT64_FORMAT " has a size of %u",
 			                   r->name, off, size);
@@ -382,7 +368,7 @@ static void on_chunk(PixStream *s, void *ctx, guint64 arg, guint64 off, const gu
 		}
 		if (len < 12)
 			return;
-		guint32 type = le32(data + 8);
+		guint32 type = pix_le32(data + 8);
 		if (is_walked_list(r, type)) {
 			if (r->depth >= MAX_DEPTH) {
 				pix_stream_problem(s, "corrupt %s: lists nested deeper than %d at offset %" G_GUINT64_FORMAT,
