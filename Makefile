@@ -63,14 +63,19 @@ $(BUILD):
 
 # --- tests ---------------------------------------------------------------
 
-# Every tests/unit/test-NAME.c is a unit test; each links the library
-# objects (everything but main and the commands).
+# Every tests/unit/test-NAME.c is a unit test; each links what it uses of
+# the library objects (everything but main and the commands).
 UNIT_TESTS = $(patsubst tests/unit/test-%.c,%,$(wildcard tests/unit/test-*.c))
 UNIT_BINS = $(UNIT_TESTS:%=$(BUILD)/tests/test-%)
 TOOLS = $(BUILD)/tests/mkfixture
 
-$(BUILD)/tests/test-%: tests/unit/test-%.c $(LIB_OBJ) | $(BUILD)
-	$(CC) $(CFLAGS) $(PIX_CFLAGS) -MMD -MP -Itests/unit -o $@ $< $(LIB_OBJ) $(LDFLAGS) $(LIBS)
+# the library objects in an archive: a test links only what it uses
+LIB = $(BUILD)/libphotoidx.a
+$(LIB): $(LIB_OBJ)
+	rm -f $@ && $(AR) rcs $@ $(LIB_OBJ)
+
+$(BUILD)/tests/test-%: tests/unit/test-%.c $(LIB) | $(BUILD)
+	$(CC) $(CFLAGS) $(PIX_CFLAGS) -MMD -MP -Itests/unit -o $@ $< $(LIB) $(LDFLAGS) $(LIBS)
 
 $(BUILD)/tests/mkfixture: tests/tools/mkfixture.c | $(BUILD)
 	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -o $@ $< $(LDFLAGS) -lm
