@@ -11,6 +11,11 @@
  * (directory rows, moves, missing files, special files) straight to the
  * store.  Memory stays bounded by the largest directory plus what changed.
  *
+ * Two decisions are the store's, which sees the content read and this
+ * run's writes: a new file recognised by its MD5 as a moved one, and
+ * whether a row plan found gone is still at that path (store.c,
+ * "decisions the store settles").
+ *
  * Thread: pix_plan_run() runs on one thread of its own, with its own
  * reader PixStore.
  */

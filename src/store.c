@@ -1758,6 +1758,23 @@ static gboolean insert_file(PixStore *s, PixItem *item, gint64 *id, GError **err
 static GPtrArray *collect_file_rows(PixStore *s, sqlite3_stmt *st, gboolean has_dir_path, GError **error);
 
 /*
+ * --- decisions the store settles ---
+ *
+ * Plan decides from what the catalog held when the scan began; two
+ * decisions need what only the writer knows, the content read and the
+ * rows this run has written, and are settled here:
+ *  - a new file whose MD5 and size are a file's whose path is gone, from a
+ *    disk still mounted, is that file moved across file systems: it takes
+ *    the row over (find_moved_by_md5(), take_over());
+ *  - a file plan found gone is marked missing only while its row is still
+ *    at that path (ST_FILE_MISSING);
+ * and such new files, and the end-of-walk missing items, wait until the
+ * input ends (Deferred, is_to_defer()): a rename plan found claims its row
+ * first, and a file that turned up elsewhere is recorded as moved, not
+ * also as missing.
+ */
+
+/*
  * The row of a file that was moved to where `item` (new, read) is, found
  * by content: same MD5 and size, and its own path gone from a disk that is
  * still there (a move across file systems, or a copy and a delete).  A
