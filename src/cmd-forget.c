@@ -42,9 +42,7 @@ static gboolean match_volume(gpointer data, const PixVolumeRow *v)
 		return TRUE;
 	l->n_matches++;
 	l->id = v->id;
-	const PixMounts *m = pix_mounts_get(NULL);
-	int kind = pix_volume_kind_from_name(v->kind);
-	const PixVolume *now = m != NULL && kind >= 0 ? pix_mounts_find(m, kind, v->ident) : NULL;
+	const PixVolume *now = pix_volume_mounted(v->kind, v->ident);
 	g_free(l->mounted_at);
 	l->mounted_at = now != NULL ? g_strdup(now->mount_point) : NULL;
 	g_free(l->label);

@@ -127,15 +127,7 @@ typedef struct {
 static gboolean add_known_root(gpointer data, const PixRootRow *r)
 {
 	KnownRoots *k = data;
-	char *now = NULL;
-	if (r->volume_kind == NULL || r->rel_path == NULL) {
-		now = g_strdup(r->path);        /* not placed on a volume yet */
-	} else {
-		const PixMounts *m = pix_mounts_get(NULL);
-		int kind = pix_volume_kind_from_name(r->volume_kind);
-		const PixVolume *v = m != NULL && kind >= 0 ? pix_mounts_find(m, kind, r->volume_ident) : NULL;
-		now = v != NULL ? pix_volume_path(v, r->rel_path) : NULL;
-	}
+	char *now = pix_volume_path_now(r->volume_kind, r->volume_ident, r->rel_path, r->path);
 	if (now == NULL) {
 		g_autofree char *q = pix_quote(r->path);
 		const char *vol = r->volume_label != NULL ? r->volume_label : r->volume_ident;

@@ -36,22 +36,10 @@ static void json_time(GString *js, const char *key, gint64 v, gboolean *first)
 	pix_json_int_or_null(js, key, v, v > 0, first);
 }
 
-/* Where a root is now: its path through its volume's mount, or NULL when
- * the volume is not mounted (transfer full). */
-static char *root_now(const PixRootRow *r)
-{
-	if (r->volume_kind == NULL || r->rel_path == NULL)
-		return g_strdup(r->path);
-	const PixMounts *m = pix_mounts_get(NULL);
-	int kind = pix_volume_kind_from_name(r->volume_kind);
-	const PixVolume *v = m != NULL && kind >= 0 ? pix_mounts_find(m, kind, r->volume_ident) : NULL;
-	return v != NULL ? pix_volume_path(v, r->rel_path) : NULL;
-}
-
 static gboolean put_root(gpointer data, const PixRootRow *r)
 {
 	Status *st = data;
-	g_autofree char *now = root_now(r);
+	g_autofree char *now = pix_volume_path_now(r->volume_kind, r->volume_ident, r->rel_path, r->path);
 	if (st->is_json) {
 		gboolean first = TRUE;
 		g_string_append(st->out, st->n++ > 0 ? ",{" : "{");
@@ -74,9 +62,7 @@ static gboolean put_root(gpointer data, const PixRootRow *r)
 static gboolean put_volume(gpointer data, const PixVolumeRow *v)
 {
 	Status *st = data;
-	const PixMounts *m = pix_mounts_get(NULL);
-	int kind = pix_volume_kind_from_name(v->kind);
-	const PixVolume *now = m != NULL && kind >= 0 ? pix_mounts_find(m, kind, v->ident) : NULL;
+	const PixVolume *now = pix_volume_mounted(v->kind, v->ident);
 	if (st->is_json) {
 		gboolean first = TRUE;
 		g_string_append(st->out, st->n++ > 0 ? ",{" : "{");

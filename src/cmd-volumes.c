@@ -51,9 +51,7 @@ typedef struct {
 static gboolean print_volume(gpointer data, const PixVolumeRow *v)
 {
 	Lister *l = data;
-	const PixMounts *m = pix_mounts_get(NULL);
-	int kind = pix_volume_kind_from_name(v->kind);
-	const PixVolume *now = m != NULL && kind >= 0 ? pix_mounts_find(m, kind, v->ident) : NULL;
+	const PixVolume *now = pix_volume_mounted(v->kind, v->ident);
 	GString *out = l->out;
 
 	g_string_truncate(out, 0);

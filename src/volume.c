@@ -334,6 +334,21 @@ GPtrArray *pix_mounts_volumes(const PixMounts *m)
 	return out;
 }
 
+const PixVolume *pix_volume_mounted(const char *kind_name, const char *ident)
+{
+	const PixMounts *m = pix_mounts_get(NULL);
+	int kind = pix_volume_kind_from_name(kind_name);
+	return m != NULL && kind >= 0 && ident != NULL ? pix_mounts_find(m, (PixVolumeKind)kind, ident) : NULL;
+}
+
+char *pix_volume_path_now(const char *kind_name, const char *ident, const char *rel_path, const char *last_path)
+{
+	if (kind_name == NULL || rel_path == NULL)
+		return g_strdup(last_path);
+	const PixVolume *v = pix_volume_mounted(kind_name, ident);
+	return v != NULL ? pix_volume_path(v, rel_path) : NULL;
+}
+
 const PixVolume *pix_volume_fallback(guint64 dev)
 {
 	static GHashTable *made;     /* dev -> PixVolume* (guarded by lock) */

@@ -78,6 +78,15 @@ const PixVolume *pix_mounts_find(const PixMounts *m, PixVolumeKind kind, const c
 /* The volumes mounted now, one per identity (const PixVolume*, transfer container). */
 GPtrArray *pix_mounts_volumes(const PixMounts *m);
 
+/* The volume named by `kind_name` ("uuid"...) and `ident` as the catalog
+ * records them, mounted now (the table as last read), or NULL: offline,
+ * or the mount table unreadable.  (transfer none) */
+const PixVolume *pix_volume_mounted(const char *kind_name, const char *ident);
+/* Where `rel_path` of that volume is now (transfer full): NULL when it is
+ * offline; `last_path` as it is when `kind_name` is NULL (a row not
+ * placed on a volume yet). */
+char *pix_volume_path_now(const char *kind_name, const char *ident, const char *rel_path, const char *last_path);
+
 /* A volume for a device no mount shows (0: unknown): kind
  * PIX_VOLUME_MOUNT, ident "dev:MAJOR:MINOR", mounted at "/". (transfer none) */
 const PixVolume *pix_volume_fallback(guint64 dev);
