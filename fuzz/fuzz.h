@@ -197,7 +197,7 @@ static inline void fuzz_tiff(const guint8 *data, gsize size)
 	/* the head of a file that goes on: what lies beyond cannot be checked */
 	fuzz_tiff_check(data, size / 2, (guint64)size + (seed & 0xffff));
 
-	static const PixTiffIfd0 roles[] = { PIX_TIFF_IFD0_MAIN, PIX_TIFF_IFD0_EXIF, PIX_TIFF_IFD0_GPS };
+	static const PixTiffRole roles[] = { PIX_TIFF_ROLE_MAIN, PIX_TIFF_ROLE_EXIF, PIX_TIFF_ROLE_GPS };
 	for (guint i = 0; i < G_N_ELEMENTS(roles); i++) {
 		PixMeta *m = pix_meta_new();
 		guint8 *copy = g_memdup2(data, size);

@@ -213,7 +213,7 @@ static void run_rounds(TiffState *t)
 		t->is_round = TRUE;
 		/* the file's size is not known yet: the reader's bounds are
 		 * the largest a TIFF can have; the last run knows better */
-		pix_tiff_read(get_bytes, t, G_MAXUINT32 * (guint64)65536, PIX_TIFF_IFD0_MAIN, scratch, NULL);
+		pix_tiff_read(get_bytes, t, G_MAXUINT32 * (guint64)65536, PIX_TIFF_ROLE_MAIN, scratch, NULL);
 		t->is_round = FALSE;
 		for (guint i = 0; i < t->misses->len && t->asked->len < MAX_ASKED; i++) {
 			Range *m = &g_array_index(t->misses, Range, i);
@@ -265,7 +265,7 @@ static void tiff_finish(void *state, PixStream *s, PixMeta *m)
 	g_autofree char *damage = pix_tiff_check(head, len, size);
 	if (damage != NULL)
 		pix_stream_problem(s, "corrupt TIFF structure: %s", damage);
-	pix_tiff_read(get_bytes, t, size, PIX_TIFF_IFD0_MAIN, m, &t->kind);
+	pix_tiff_read(get_bytes, t, size, PIX_TIFF_ROLE_MAIN, m, &t->kind);
 	t->make = g_strdup(m->make);
 }
 

@@ -266,7 +266,7 @@ static void read_exif_block(PixStream *s, const guint8 *block, gsize len, PixTif
 		pix_stream_problem(s, "%s", problem);
 	if (damage != NULL)
 		pix_stream_problem(s, "corrupt EXIF: %s", damage);
-	pix_tiff_read_mem(tiff, len, (PixTiffIfd0)role, m);
+	pix_tiff_read_mem(tiff, len, role, m);
 }
 
 void pix_meta_read_tiff(PixStream *s, const guint8 *tiff, gsize len, PixTiffRole role, PixMeta *m)

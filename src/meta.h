@@ -34,6 +34,7 @@ void pix_meta_parser_finish(PixMetaParser *mp, PixItem *item);
 /* --- for meta-*.c and the tests --- */
 
 #include "stream.h"
+#include "tiff.h"
 
 /*
  * A container parser (meta-*.c): it reads a file of its format through a
@@ -74,15 +75,9 @@ extern const PixContainer pix_container_xmp;     /* meta-xmp.c: XMP sidecars */
  * A TIFF block found inside a container (an EXIF payload without its
  * "Exif\0\0" header, a CR3 CMTn box, a PNG eXIf chunk): its fields into
  * `m` (unknown fields only), its damage recorded on `s` as a problem.
- * `role` says which directory the block's IFD0 really is: CR3 stores the
- * Exif and GPS directories as TIFF blocks of their own.
+ * `role` (tiff.h) says which directory the block's IFD0 really is: CR3
+ * stores the Exif and GPS directories as TIFF blocks of their own.
  */
-typedef enum {
-	PIX_TIFF_ROLE_MAIN,   /* IFD0 is IFD0 (with its Exif and GPS pointers) */
-	PIX_TIFF_ROLE_EXIF,   /* IFD0 holds the Exif directory's tags */
-	PIX_TIFF_ROLE_GPS,    /* IFD0 holds the GPS directory's tags */
-} PixTiffRole;
-
 void pix_meta_read_tiff(PixStream *s, const guint8 *tiff, gsize len, PixTiffRole role, PixMeta *m);
 /* An XMP packet found inside a container: its fields into `m` (unknown
  * fields only). */

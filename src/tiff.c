@@ -753,7 +753,7 @@ static void read_raw_fields(const Reader *r, const Dir *ifd0, PhaseOne *phase_on
 	pix_exif_set_string(&m->lens, g_steal_pointer(&phase_one->lens));
 }
 
-void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0_role, PixMeta *m, PixTiffKind *kind)
+void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffRole ifd0_role, PixMeta *m, PixTiffKind *kind)
 {
 	Reader r = { .get = get, .src = src, .size = size, .width = { -1, -1 }, .height = { -1, -1 } };
 	Dir first = { 0 }, exif = { 0 }, gps = { 0 }, ifd1 = { 0 };
@@ -763,13 +763,13 @@ void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0_r
 	if (off == 0 || !read_dir(&r, off, &first))
 		return;
 	switch (ifd0_role) {
-	case PIX_TIFF_IFD0_EXIF:
+	case PIX_TIFF_ROLE_EXIF:
 		read_fields(&r, NULL, &first, NULL, m);
 		break;
-	case PIX_TIFF_IFD0_GPS:
+	case PIX_TIFF_ROLE_GPS:
 		read_gps(&r, &first, m);
 		break;
-	case PIX_TIFF_IFD0_MAIN:
+	case PIX_TIFF_ROLE_MAIN:
 	default:
 		read_dir(&r, entry_offset(&r, dir_find(&first, TAG_EXIF_IFD), 0), &exif);
 		read_dir(&r, entry_offset(&r, dir_find(&first, TAG_GPS_IFD), 0), &gps);
@@ -811,7 +811,7 @@ static const guint8 *get_mem(void *src, guint64 off, gsize len)
 	return mem->data + off;
 }
 
-void pix_tiff_read_mem(const guint8 *data, gsize len, PixTiffIfd0 ifd0, PixMeta *m)
+void pix_tiff_read_mem(const guint8 *data, gsize len, PixTiffRole ifd0, PixMeta *m)
 {
 	MemSrc mem = { data, len };
 	pix_tiff_read(get_mem, &mem, len, ifd0, m, NULL);

@@ -30,13 +30,12 @@
 char *pix_tiff_check(const guint8 *data, gsize len, guint64 total_len);
 
 /* Which directory a TIFF block's IFD0 really is (CR3 stores its Exif and
- * GPS directories as TIFF blocks of their own).  Same values as meta.h's
- * PixTiffRole. */
+ * GPS directories as TIFF blocks of their own). */
 typedef enum {
-	PIX_TIFF_IFD0_MAIN = 0,
-	PIX_TIFF_IFD0_EXIF = 1,
-	PIX_TIFF_IFD0_GPS = 2,
-} PixTiffIfd0;
+	PIX_TIFF_ROLE_MAIN,   /* IFD0 is IFD0 (with its Exif and GPS pointers) */
+	PIX_TIFF_ROLE_EXIF,   /* IFD0 holds the Exif directory's tags */
+	PIX_TIFF_ROLE_GPS,    /* IFD0 holds the GPS directory's tags */
+} PixTiffRole;
 
 /*
  * Bytes of the TIFF at offset `off`, `len` of them, or NULL when they are
@@ -84,8 +83,8 @@ typedef struct {
 	gboolean has_raw_data;
 } PixTiffKind;
 
-void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffIfd0 ifd0, PixMeta *m, PixTiffKind *kind);
+void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffRole ifd0, PixMeta *m, PixTiffKind *kind);
 /* The same over `len` bytes in memory. */
-void pix_tiff_read_mem(const guint8 *data, gsize len, PixTiffIfd0 ifd0, PixMeta *m);
+void pix_tiff_read_mem(const guint8 *data, gsize len, PixTiffRole ifd0, PixMeta *m);
 
 #endif

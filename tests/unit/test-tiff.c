@@ -792,7 +792,7 @@ static void assert_rich(const PixMeta *m)
 }
 
 /* pix_tiff_read_mem() on an exact-size copy of the first `len` bytes. */
-static PixMeta *read_prefix(const guint8 *data, gsize len, PixTiffIfd0 role)
+static PixMeta *read_prefix(const guint8 *data, gsize len, PixTiffRole role)
 {
 	g_autofree guint8 *copy = g_memdup2(data, len);
 	PixMeta *m = pix_meta_new();
@@ -802,7 +802,7 @@ static PixMeta *read_prefix(const guint8 *data, gsize len, PixTiffIfd0 role)
 
 static PixMeta *read_block(const Block *b)
 {
-	return read_prefix(b->data, b->len, PIX_TIFF_IFD0_MAIN);
+	return read_prefix(b->data, b->len, PIX_TIFF_ROLE_MAIN);
 }
 
 static void test_read_fields(void)
@@ -853,7 +853,7 @@ static void test_read_only_unknown(void)
 	m->height_px = 20;
 	m->date_taken = g_strdup("1999-01-01T00:00:00");
 	m->date_source = "ModifyDate";
-	pix_tiff_read_mem(copy, b.len, PIX_TIFF_IFD0_MAIN, m);
+	pix_tiff_read_mem(copy, b.len, PIX_TIFF_ROLE_MAIN, m);
 	g_assert_cmpstr(m->make, ==, "Mine");
 	g_assert_cmpstr(m->model, ==, "EOS R5");
 	g_assert_cmpstr(m->lens, ==, "My lens");
@@ -871,7 +871,7 @@ static void test_read_only_unknown(void)
 	g_autoptr(PixMeta) kept = pix_meta_new();
 	kept->date_taken = g_strdup("1999-01-01T00:00:00");
 	kept->date_source = "DateTimeOriginal";
-	pix_tiff_read_mem(copy, b.len, PIX_TIFF_IFD0_MAIN, kept);
+	pix_tiff_read_mem(copy, b.len, PIX_TIFF_ROLE_MAIN, kept);
 	g_assert_cmpstr(kept->date_taken, ==, "1999-01-01T00:00:00");
 	g_assert_null(kept->date_tz);
 	g_free(b.data);
@@ -885,17 +885,17 @@ static void test_read_roles(void)
 		Block rich = build_rich(big, 8, 200, 4000);
 		/* the Exif IFD moved to IFD0's place: the header points to it */
 		put32(&rich, 4, 200);
-		g_autoptr(PixMeta) exif = read_prefix(rich.data, rich.len, PIX_TIFF_IFD0_EXIF);
+		g_autoptr(PixMeta) exif = read_prefix(rich.data, rich.len, PIX_TIFF_ROLE_EXIF);
 		assert_rich_exif(exif);
 		g_assert_null(exif->make);
 		g_assert_true(isnan(exif->gps_lat));
 		/* read as a GPS directory, the Exif tags mean nothing */
-		g_autoptr(PixMeta) wrong = read_prefix(rich.data, rich.len, PIX_TIFF_IFD0_GPS);
+		g_autoptr(PixMeta) wrong = read_prefix(rich.data, rich.len, PIX_TIFF_ROLE_GPS);
 		g_assert_true(isnan(wrong->gps_lat) && isnan(wrong->gps_lon));
 		g_assert_null(wrong->date_taken);
 
 		put32(&rich, 4, 1200);
-		g_autoptr(PixMeta) gps = read_prefix(rich.data, rich.len, PIX_TIFF_IFD0_GPS);
+		g_autoptr(PixMeta) gps = read_prefix(rich.data, rich.len, PIX_TIFF_ROLE_GPS);
 		assert_rich_gps(gps);
 		g_assert_null(gps->make);
 		g_assert_null(gps->date_taken);
@@ -953,7 +953,7 @@ static void test_read_fixture(void)
 			return;
 		gsize len;
 		const guint8 *d = g_bytes_get_data(tiff, &len);
-		g_autoptr(PixMeta) m = read_prefix(d, len, PIX_TIFF_IFD0_MAIN);
+		g_autoptr(PixMeta) m = read_prefix(d, len, PIX_TIFF_ROLE_MAIN);
 		g_assert_cmpstr(m->make, ==, "Canon");
 		g_assert_cmpstr(m->model, ==, "EOS");
 		g_assert_cmpstr(m->lens, ==, "L");
@@ -1001,7 +1001,7 @@ static PixTiffKind read_kind(gboolean big, const char *make, gboolean has_dng_ve
 	write_dir(&b, 600, e1, n1, 0, &data);
 	PixTiffKind kind = { TRUE, TRUE };
 	g_autoptr(PixMeta) m = pix_meta_new();
-	pix_tiff_read(get_block, &b, b.len, PIX_TIFF_IFD0_MAIN, m, &kind);
+	pix_tiff_read(get_block, &b, b.len, PIX_TIFF_ROLE_MAIN, m, &kind);
 	g_assert_cmpstr(m->make, ==, make);
 	g_free(b.data);
 	return kind;
@@ -1078,12 +1078,12 @@ static void test_size_subifds(void)
 	g_autoptr(PixMeta) known = pix_meta_new();
 	known->width_px = 7;
 	known->height_px = 9;
-	pix_tiff_read_mem(copy, nef.len, PIX_TIFF_IFD0_MAIN, known);
+	pix_tiff_read_mem(copy, nef.len, PIX_TIFF_ROLE_MAIN, known);
 	g_assert_cmpint(known->width_px, ==, 7);
 	g_assert_cmpint(known->height_px, ==, 9);
 	/* ...and none is read from a block whose IFD0 is not IFD0 */
-	for (guint role = PIX_TIFF_IFD0_EXIF; role <= PIX_TIFF_IFD0_GPS; role++) {
-		g_autoptr(PixMeta) block = read_prefix(nef.data, nef.len, (PixTiffIfd0)role);
+	for (guint role = PIX_TIFF_ROLE_EXIF; role <= PIX_TIFF_ROLE_GPS; role++) {
+		g_autoptr(PixMeta) block = read_prefix(nef.data, nef.len, role);
 		g_assert_cmpint(block->width_px, ==, -1);
 		g_assert_cmpint(block->height_px, ==, -1);
 	}
@@ -1308,9 +1308,9 @@ static void test_read_past_end(void)
 		"II\x2b\0\x08\0\0\0", "II\x2b\0\x04\0\0\0", "XX\x2a\0\x08\0\0\0", "II\x2a\0\x08\0\0",
 	};
 	for (guint i = 0; i < N(headers); i++) {
-		g_autoptr(PixMeta) m = read_prefix((const guint8 *)headers[i], 8, PIX_TIFF_IFD0_MAIN);
+		g_autoptr(PixMeta) m = read_prefix((const guint8 *)headers[i], 8, PIX_TIFF_ROLE_MAIN);
 		g_assert_null(m->make);
-		g_autoptr(PixMeta) short_one = read_prefix((const guint8 *)headers[i], 5, PIX_TIFF_IFD0_MAIN);
+		g_autoptr(PixMeta) short_one = read_prefix((const guint8 *)headers[i], 5, PIX_TIFF_ROLE_MAIN);
 		g_assert_null(short_one->make);
 	}
 }
@@ -1369,7 +1369,7 @@ static void test_read_gaps(void)
 		/* the GPS IFD is not at hand */
 		Holey gps = { b.data, b.len, 71000, 71002, 0 };
 		g_autoptr(PixMeta) m = pix_meta_new();
-		pix_tiff_read(get_holey, &gps, b.len, PIX_TIFF_IFD0_MAIN, m, NULL);
+		pix_tiff_read(get_holey, &gps, b.len, PIX_TIFF_ROLE_MAIN, m, NULL);
 		assert_rich_exif(m);
 		g_assert_cmpstr(m->make, ==, "Canon");
 		g_assert_true(isnan(m->gps_lat) && isnan(m->gps_lon) && isnan(m->gps_alt_m));
@@ -1377,7 +1377,7 @@ static void test_read_gaps(void)
 		/* only the first 64 KiB at hand: IFD0 but not the Exif IFD */
 		Holey head = { b.data, b.len, 65536, b.len, 0 };
 		g_autoptr(PixMeta) h = pix_meta_new();
-		pix_tiff_read(get_holey, &head, b.len, PIX_TIFF_IFD0_MAIN, h, NULL);
+		pix_tiff_read(get_holey, &head, b.len, PIX_TIFF_ROLE_MAIN, h, NULL);
 		g_assert_cmpstr(h->make, ==, "Canon");
 		g_assert_cmpint(h->orientation, ==, 6);
 		g_assert_cmpstr(h->date_taken, ==, "2020-01-01T00:00:00");
@@ -1387,7 +1387,7 @@ static void test_read_gaps(void)
 		/* the second half of IFD0's entries not at hand: the first half read */
 		Holey half = { b.data, b.len, 8 + 2 + 12 * 3, 8 + 2 + 12 * 3 + 1, 0 };
 		g_autoptr(PixMeta) p = pix_meta_new();
-		pix_tiff_read(get_holey, &half, b.len, PIX_TIFF_IFD0_MAIN, p, NULL);
+		pix_tiff_read(get_holey, &half, b.len, PIX_TIFF_ROLE_MAIN, p, NULL);
 		g_assert_cmpstr(p->make, ==, "Canon");
 		g_assert_cmpint(p->orientation, ==, 6);
 		g_assert_null(p->date_taken);
@@ -1420,8 +1420,8 @@ static void mutate_and_read(const guint8 *data, gsize len, guint iterations)
 			copy[at] = g_test_rand_bit() ? (guint8)g_test_rand_int_range(0, 256) : copy[at] ^ 0x80;
 		}
 		gsize cut = g_test_rand_bit() ? len : (gsize)g_test_rand_int_range(0, (gint32)len + 1);
-		for (guint role = 0; role <= PIX_TIFF_IFD0_GPS; role++) {
-			g_autoptr(PixMeta) m = read_prefix(copy, cut, (PixTiffIfd0)role);
+		for (guint role = 0; role <= PIX_TIFF_ROLE_GPS; role++) {
+			g_autoptr(PixMeta) m = read_prefix(copy, cut, role);
 			assert_meta_sane(m);
 		}
 	}
@@ -1434,7 +1434,7 @@ static void test_read_mutations(void)
 		mutate_and_read(rich.data, rich.len, 3000);
 		/* every prefix: the fields before the cut */
 		for (gsize n = 0; n <= rich.len; n += 7) {
-			g_autoptr(PixMeta) m = read_prefix(rich.data, n, PIX_TIFF_IFD0_MAIN);
+			g_autoptr(PixMeta) m = read_prefix(rich.data, n, PIX_TIFF_ROLE_MAIN);
 			assert_meta_sane(m);
 		}
 		g_free(rich.data);
