@@ -91,14 +91,29 @@ wait_gone() {
 	! ps -o stat= -p "$1" | grep -qv "^Z"
 }
 
+# the rows of catalog $1 whose file still has the size and mtime the row
+# records, as "md5  path" lines: a row is the truth about the content that
+# had its size and mtime.  (A watch reads the files of a new directory as
+# it finds them, and one that `cp` has only begun is read as it is then,
+# flagged for a recheck; if the disk fills before it is read again, its
+# row rightly describes the file as it was, not as it is now.)
+current_sums() {
+	qc "$1" "select md5 || ' ' || size || ' ' || mtime_ns || ' ' || path from file_info where md5 is not null" |
+	while read -r md5 size mtime path; do
+		[ "$(stat -c "%s %.9Y" "$path" 2>/dev/null | tr -d .)" = "$size $mtime" ] && echo "$md5  $path"
+	done
+}
+
 # the catalog $1 is sound: integrity ok, no run left running, the last
-# one $2 (state and exit status), every row's MD5 right, the rows of file
-# `kept` (md5  path) still there, and ls reads them all
+# one $2 (state and exit status), every row's MD5 right for the content
+# it describes, the rows of file `kept` (md5  path) still there, and ls
+# reads them all
 is_sound() {
 	test "$(qc "$1" "pragma integrity_check")" = ok &&
 	test "$(qc "$1" "select count(*) from scans where state = 'running'")" = 0 &&
 	test "$(qc "$1" "select state || ' ' || exit_status from scans order by id desc limit 1")" = "$2" &&
-	qc "$1" "select md5 || '  ' || path from file_info where md5 is not null" >sums &&
+	current_sums "$1" >sums &&
+	test -s sums &&
 	md5sum -c --quiet sums &&
 	sort sums >sums.sorted && sort kept >kept.sorted &&
 	test -z "$(comm -23 kept.sorted sums.sorted)" &&
