@@ -86,6 +86,8 @@ typedef enum {
 	ST_SIDECAR_UNLEND,
 	ST_SIDECAR_META_ROW,
 	ST_SIDECAR_LEND,
+	ST_VOLUME_FIND,
+	ST_VOLUME_INSERT,
 	N_STATEMENTS
 } StatementId;
 
@@ -240,6 +242,10 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		"SELECT count(*), coalesce(sum(recheck <> 0 OR (md5 IS NULL AND (mode & 61440) = 32768)), 0)"
 		" FROM files WHERE dir_id = ?1 AND state <> 'missing'",
 	[ST_SUBDIRS] = "SELECT path FROM dirs WHERE parent_id = ?1 AND state <> 'missing'",
+	[ST_VOLUME_FIND] = "SELECT id FROM volumes WHERE kind = ?1 AND ident = ?2",
+	[ST_VOLUME_INSERT] =
+		"INSERT INTO volumes (kind, ident, uuid, label, fstype, source, mount_point, mount_root, dev,"
+		" is_online, first_seen_at, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10)",
 };
 
 struct PixStore {
@@ -1046,29 +1052,23 @@ static gboolean volume_id(PixStore *s, const PixVolume *v, gboolean is_create, g
 		*id = GPOINTER_TO_SIZE(found);
 		return TRUE;
 	}
-	g_autoptr(sqlite3_stmt) st = NULL;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT id FROM volumes WHERE kind = ?1 AND ident = ?2", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, pix_volume_kind_name(v->kind), -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, v->ident, -1, SQLITE_STATIC);
-		rc = sqlite3_step(st);
-	}
+	sqlite3_stmt *st = stmt(s, ST_VOLUME_FIND, error);
+	if (st == NULL)
+		return FALSE;
+	sqlite3_bind_text(st, 1, pix_volume_kind_name(v->kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, v->ident, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
 	*id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_reset(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
 		return FALSE;
 	}
 	if (*id == 0 && is_create) {
 		g_assert(s->in_batch);
-		g_autoptr(sqlite3_stmt) ins = NULL;
-		rc = sqlite3_prepare_v2(s->db,
-			"INSERT INTO volumes (kind, ident, uuid, label, fstype, source, mount_point, mount_root, dev,"
-			" is_online, first_seen_at, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10)",
-			-1, &ins, NULL);
-		if (rc != SQLITE_OK) {
-			pix_store_sqlite_error(error, s, rc, "cannot record a volume");
+		sqlite3_stmt *ins = stmt(s, ST_VOLUME_INSERT, error);
+		if (ins == NULL)
 			return FALSE;
-		}
 		sqlite3_bind_text(ins, 1, pix_volume_kind_name(v->kind), -1, SQLITE_STATIC);
 		sqlite3_bind_text(ins, 2, v->ident, -1, SQLITE_STATIC);
 		bind_text_or_null(ins, 3, v->uuid);
@@ -1229,10 +1229,9 @@ static gboolean place_legacy(PixStore *s, GError **error)
 		sqlite3_bind_int64(upd, 1, (gint64)old_dev);
 		while ((rc = sqlite3_step(upd)) == SQLITE_ROW) {
 			g_autofree char *path = column_bytes(upd, 1);
-			if (!pix_path_is_under(path, v->mount_point))
-				continue;
-			const char *below = path + (strcmp(v->mount_point, "/") == 0 ? 0 : strlen(v->mount_point));
-			g_autofree char *rel = pix_volume_rel_join(v->mount_root, below + strspn(below, "/"));
+			g_autofree char *rel = pix_volume_rel_of(v, path);
+			if (rel == NULL)
+				continue;       /* not below that mount: left for a later run */
 			sqlite3_reset(rupd);
 			sqlite3_bind_int64(rupd, 1, sqlite3_column_int64(upd, 0));
 			sqlite3_bind_int64(rupd, 2, vol_id);
@@ -2375,22 +2374,18 @@ gboolean pix_store_has_dev(PixStore *s, guint64 dev, gboolean *has, GError **err
 gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gint64 trusted_scan_id, gboolean *is_known,
                                 GPtrArray **subdir_names, gint64 *n_files, GError **error)
 {
-	sqlite3_stmt *st = stmt(s, ST_DIR_STAT, error);
-	gint64 id = 0, n_to_read = 0;
+	gint64 id = 0, n_to_read = 0, vol_id;
+	g_autofree char *rel = NULL;
 	int rc;
 
 	*is_known = FALSE;
 	*subdir_names = NULL;
 	*n_files = 0;
-	if (st == NULL)
-		return FALSE;
-	gint64 vol_id;
-	g_autofree char *rel = NULL;
 	if (!dir_key(s, dir, FALSE, &vol_id, &rel, error))
 		return FALSE;
 	if (vol_id == 0)
-		return TRUE;
-	st = stmt(s, ST_DIR_STAT, error);   /* dir_key may have used the connection */
+		return TRUE;    /* a volume the catalog does not know yet */
+	sqlite3_stmt *st = stmt(s, ST_DIR_STAT, error);
 	if (st == NULL)
 		return FALSE;
 	sqlite3_bind_int64(st, 1, vol_id);

@@ -294,13 +294,17 @@ const PixVolume *pix_mounts_volume_of(const PixMounts *m, const char *path, guin
 	const PixVolume *v = mount_of(m, path, dev);
 	if (v == NULL)
 		return NULL;
-	if (rel_path != NULL) {
-		const char *below = path + (strcmp(v->mount_point, "/") == 0 ? 0 : strlen(v->mount_point));
-		while (*below == '/')
-			below++;
-		*rel_path = pix_volume_rel_join(v->mount_root, below);
-	}
+	if (rel_path != NULL)
+		*rel_path = pix_volume_rel_of(v, path);
 	return v;
+}
+
+char *pix_volume_rel_of(const PixVolume *v, const char *path)
+{
+	if (!pix_path_is_under(path, v->mount_point))
+		return NULL;
+	const char *below = path + (strcmp(v->mount_point, "/") == 0 ? 0 : strlen(v->mount_point));
+	return pix_volume_rel_join(v->mount_root, below + strspn(below, "/"));
 }
 
 /* Whether `a` shows more of its volume than `b`. */

@@ -94,6 +94,10 @@ const PixVolume *pix_volume_fallback(guint64 dev);
 /* Where `rel_path` of volume `v` is now: its absolute path, or NULL when
  * that part of the volume is not visible through v's mount. (transfer full) */
 char *pix_volume_path(const PixVolume *v, const char *rel_path);
+/* The path relative to the volume's root of `path` (absolute), seen
+ * through v's mount; NULL when `path` is not below v's mount point.  The
+ * inverse of pix_volume_path().  (transfer full) */
+char *pix_volume_rel_of(const PixVolume *v, const char *path);
 /* `rel` joined with `name` ("" + "a" is "a"). (transfer full) */
 char *pix_volume_rel_join(const char *rel, const char *name);
 
