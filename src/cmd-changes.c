@@ -137,11 +137,9 @@ int pix_cmd_changes(int argc, char **argv)
 	pix_log_init(FALSE, FALSE);
 	signal(SIGPIPE, SIG_DFL);
 
-	g_autoptr(PixStore) reader = pix_store_open(db, PIX_STORE_READ, FALSE, &error);
-	if (reader == NULL) {
-		pix_error("%s", error->message);
-		return PIX_EXIT_FATAL;
-	}
+	g_autoptr(PixStore) reader = pix_cmd_open_reader(db, &status);
+	if (reader == NULL)
+		return status;
 	Printer p = { .is_json = is_json, .last_seq = since, .buf = g_string_new(NULL) };
 	if (is_json)
 		printf("{\"since\":%" G_GINT64_FORMAT ",\"changes\":[", since);

@@ -59,14 +59,19 @@ typedef struct {
 	gboolean is_failed;
 } DupsOut;
 
+/* Whether two records are one file (hard links: same device and inode). */
+static gboolean is_same_inode(const PixRecord *a, const PixRecord *b)
+{
+	return pix_record_int(a, PIX_COL_DEV, -1) == pix_record_int(b, PIX_COL_DEV, -2) &&
+	       pix_record_int(a, PIX_COL_INO, -1) == pix_record_int(b, PIX_COL_INO, -2);
+}
+
 /* The index of an earlier file of the group with the same device and
  * inode as file i (a hard link), or -1. */
 static int link_of(const PixDupGroup *g, guint i)
 {
-	const PixRecord *r = g->files[i];
 	for (guint k = 0; k < i; k++)
-		if (pix_record_int(g->files[k], PIX_COL_DEV, -1) == pix_record_int(r, PIX_COL_DEV, -2) &&
-		    pix_record_int(g->files[k], PIX_COL_INO, -1) == pix_record_int(r, PIX_COL_INO, -2))
+		if (is_same_inode(g->files[k], g->files[i]))
 			return (int)k;
 	return -1;
 }
@@ -159,9 +164,7 @@ static void put_removable(DupsOut *d, const PixDupGroup *g)
 	}
 	for (guint i = 0; i < g->n_files; i++) {
 		const PixRecord *r = g->files[i];
-		if ((int)i == keep || !is_on_disk(r) ||
-		    (pix_record_int(r, PIX_COL_DEV, -1) == pix_record_int(k, PIX_COL_DEV, -2) &&
-		     pix_record_int(r, PIX_COL_INO, -1) == pix_record_int(k, PIX_COL_INO, -2)))
+		if ((int)i == keep || !is_on_disk(r) || is_same_inode(r, k))
 			continue;
 		d->n_removable++;
 		if (d->mode == OUT_REMOVABLE) {

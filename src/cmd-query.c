@@ -233,8 +233,6 @@ static int parse(const char *cmd, GOptionContext *ctx, int argc, char **argv, Pi
 PixStore *pix_query_start(const char *cmd, GOptionContext *ctx, int argc, char **argv, PixQueryOptions *o,
                           PixQueryCheckFn check, gpointer check_data, gboolean is_quiet, int *status)
 {
-	g_autoptr(GError) error = NULL;
-
 	*status = parse(cmd, ctx, argc, argv, o);
 	if (*status == PIX_EXIT_OK && check != NULL)
 		*status = check(cmd, check_data);
@@ -244,13 +242,9 @@ PixStore *pix_query_start(const char *cmd, GOptionContext *ctx, int argc, char *
 	}
 	pix_log_init(is_quiet, FALSE);
 	signal(SIGPIPE, SIG_DFL);
-	g_autofree char *db = o->db != NULL ? g_strdup(o->db) : pix_cmd_default_db();
-	PixStore *reader = pix_store_open(db, PIX_STORE_READ, FALSE, &error);
-	if (reader == NULL) {
-		pix_error("%s", error->message);
+	PixStore *reader = pix_cmd_open_reader(o->db, status);
+	if (reader == NULL)
 		pix_query_options_clear(o);
-		*status = PIX_EXIT_FATAL;
-	}
 	return reader;
 }
 
