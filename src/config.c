@@ -48,15 +48,19 @@ static gboolean config_check(void)
 	return TRUE;
 }
 
+char *pix_xdg_dir(const char *dir, const char *home_default)
+{
+	/* the XDG base directory spec: a relative one is invalid and must be
+	 * ignored (GLib hands it back as it is) */
+	if (g_path_is_absolute(dir))
+		return g_strdup(dir);
+	return g_build_filename(g_get_home_dir(), home_default, NULL);
+}
+
 const char *pix_config_path(void)
 {
 	if (config.path == NULL) {
-		/* the XDG base directory spec: a relative XDG_CONFIG_HOME is
-		 * invalid and must be ignored (GLib takes it as it is) */
-		const char *dir = g_get_user_config_dir();
-		g_autofree char *fallback = NULL;
-		if (!g_path_is_absolute(dir))
-			dir = fallback = g_build_filename(g_get_home_dir(), ".config", NULL);
+		g_autofree char *dir = pix_xdg_dir(g_get_user_config_dir(), ".config");
 		config.path = g_build_filename(dir, "photoidx", "config", NULL);
 	}
 	return config.path;

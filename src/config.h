@@ -23,6 +23,11 @@
 
 #include <glib.h>
 
+/* An XDG base directory as the specification means it: `dir` (from
+ * g_get_user_config_dir() and the like) when absolute, else
+ * ~/`home_default` (a relative XDG_*_HOME is ignored).  (transfer full) */
+char *pix_xdg_dir(const char *dir, const char *home_default);
+
 /*
  * Reads the configuration file, the first time only; later calls return
  * the first call's result.  FALSE with `error` set when the file exists

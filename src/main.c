@@ -56,11 +56,7 @@ char *pix_cmd_default_db(void)
 		return g_strdup(env);
 	if (pix_config_catalog() != NULL)
 		return g_strdup(pix_config_catalog());
-	/* a relative XDG_DATA_HOME is to be ignored (the XDG base directory
-	 * specification); GLib hands it back as it is */
-	const char *data = g_get_user_data_dir();
-	if (!g_path_is_absolute(data))
-		return g_build_filename(g_get_home_dir(), ".local", "share", "photoidx", "catalog.db", NULL);
+	g_autofree char *data = pix_xdg_dir(g_get_user_data_dir(), ".local/share");
 	return g_build_filename(data, "photoidx", "catalog.db", NULL);
 }
 
