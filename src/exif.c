@@ -15,7 +15,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "exif.h"
-#include "meta.h"
+#include "meta-value.h"
 
 #include <libexif/exif-data.h>
 #include <libexif/exif-log.h>
@@ -129,92 +129,7 @@ static char *get_string(const ExifEntry *e)
 	if (e == NULL || e->data == NULL ||
 	    (e->format != EXIF_FORMAT_ASCII && e->format != EXIF_FORMAT_UNDEFINED))
 		return NULL;
-	return pix_exif_text(e->data, e->size);
-}
-
-char *pix_exif_text(const guint8 *data, gsize size)
-{
-	if (data == NULL || size == 0)
-		return NULL;
-	gsize len = strnlen((const char *)data, size);
-	g_autofree char *raw = g_strndup((const char *)data, len);
-	g_strstrip(raw);
-	if (raw[0] == '\0')
-		return NULL;
-	if (g_utf8_validate(raw, -1, NULL))
-		return g_steal_pointer(&raw);
-	return g_convert(raw, -1, "UTF-8", "ISO-8859-1", NULL, NULL, NULL);
-}
-
-void pix_exif_set_string(char **field, char *value)
-{
-	if (*field == NULL)
-		*field = value;
-	else
-		g_free(value);
-}
-
-/* "YYYY:MM:DD HH:MM:SS" (or with '-' in the date, or without seconds) as
- * ISO 8601 "YYYY-MM-DDTHH:MM:SS"; NULL for blanks, zeros and garbage.
- * What follows the seconds (some cameras pad) is ignored. */
-static char *parse_date(const char *s)
-{
-	char head[20];
-	char *iso = NULL;
-	if (s == NULL || strlen(s) < 16 || s[10] != ' ')
-		return NULL;
-	g_strlcpy(head, s, sizeof head);
-	if (strlen(head) > 16 && head[16] != ':')
-		head[16] = '\0';       /* without seconds: what follows the minutes */
-	return pix_meta_parse_date(head, &iso, NULL) ? iso : NULL;
-}
-
-/* "+HH:MM" / "-HH:MM", validated; NULL otherwise. */
-static char *parse_offset(const char *s)
-{
-	if (s == NULL || strlen(s) != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':')
-		return NULL;
-	int h = pix_meta_digits(s + 1, 2), m = pix_meta_digits(s + 4, 2);
-	if (h < 0 || h > 14 || m < 0 || m > 59)
-		return NULL;
-	return g_strdup_printf("%c%02d:%02d", s[0], h, m);
-}
-
-/* How good an EXIF date source is: 0 best; -1 for a source not of ours
- * (XMP, QuickTime), whose dates are never replaced. */
-static int date_rank(const char *source)
-{
-	static const char *const ranked[] = { "DateTimeOriginal", "CreateDate", "ModifyDate" };
-	for (int i = 0; source != NULL && i < (int)G_N_ELEMENTS(ranked); i++) {
-		if (strcmp(source, ranked[i]) == 0)
-			return i;
-	}
-	return -1;
-}
-
-gboolean pix_exif_set_date(PixMeta *m, const char *date, const char *subsec, const char *offset,
-                           const char *source)
-{
-	if (m->date_taken != NULL) {
-		int old = date_rank(m->date_source), new = date_rank(source);
-		if (old < 0 || new < 0 || old <= new)
-			return TRUE;
-	}
-	g_autofree char *iso = parse_date(date);
-	if (iso == NULL)
-		return FALSE;
-	if (m->date_taken != NULL) {
-		/* a worse source's date, and the offset that went with it */
-		g_clear_pointer(&m->date_taken, g_free);
-		g_clear_pointer(&m->date_tz, g_free);
-	}
-	if (subsec != NULL && subsec[0] != '\0' && strspn(subsec, "0123456789") == strlen(subsec))
-		m->date_taken = g_strdup_printf("%s.%s", iso, subsec);
-	else
-		m->date_taken = g_steal_pointer(&iso);
-	pix_exif_set_string(&m->date_tz, parse_offset(offset));
-	m->date_source = source;
-	return TRUE;
+	return pix_meta_text(e->data, e->size);
 }
 
 /* The date taken: DateTimeOriginal, else CreateDate, else ModifyDate,
@@ -240,26 +155,9 @@ static void read_date(ExifData *ed, PixMeta *m)
 			continue;
 		g_autofree char *subsec = get_string(find(ed, sources[i].subsec, EXIF_IFD_EXIF, EXIF_IFD_0));
 		g_autofree char *offset = get_string(find(ed, sources[i].offset, EXIF_IFD_EXIF, EXIF_IFD_0));
-		if (pix_exif_set_date(m, text, subsec, offset, sources[i].name))
+		if (pix_meta_set_exif_date(m, text, subsec, offset, sources[i].name))
 			return;
 	}
-}
-
-gboolean pix_exif_coordinate(const double *dms, guint n, const char *ref, char negative_ref, double limit,
-                             double *out)
-{
-	double v = 0;
-	if (n == 0)
-		return FALSE;
-	/* some writers give degrees (and minutes) only */
-	for (guint i = 0; i < n && i < 3; i++)
-		v += dms[i] / (i == 0 ? 1.0 : i == 1 ? 60.0 : 3600.0);
-	if (ref != NULL && g_ascii_toupper(ref[0]) == negative_ref)
-		v = -v;
-	if (!isfinite(v) || fabs(v) > limit)
-		return FALSE;
-	*out = v;
-	return TRUE;
 }
 
 /* A GPS coordinate tag and its hemisphere reference as signed degrees. */
@@ -273,7 +171,7 @@ static gboolean read_coordinate(ExifData *ed, ExifByteOrder order, ExifTag value
 	while (n < 3 && get_real(e, order, n, &dms[n]))
 		n++;
 	g_autofree char *ref = get_string(exif_content_get_entry(gps, ref_tag));
-	return pix_exif_coordinate(dms, n, ref, negative_ref, value_tag == EXIF_TAG_GPS_LATITUDE ? 90.0 : 180.0, out);
+	return pix_meta_coordinate(dms, n, ref, negative_ref, value_tag == EXIF_TAG_GPS_LATITUDE ? 90.0 : 180.0, out);
 }
 
 static void read_gps(ExifData *ed, ExifByteOrder order, PixMeta *m)
@@ -334,9 +232,9 @@ gboolean pix_exif_read(const guint8 *data, gsize len, PixMeta *m, char **problem
 	exif_data_load_data(ed, data, (unsigned int)MIN(len, G_MAXUINT));
 	ExifByteOrder order = exif_data_get_byte_order(ed);
 
-	pix_exif_set_string(&m->make, get_string(find(ed, EXIF_TAG_MAKE, EXIF_IFD_0, EXIF_IFD_EXIF)));
-	pix_exif_set_string(&m->model, get_string(find(ed, EXIF_TAG_MODEL, EXIF_IFD_0, EXIF_IFD_EXIF)));
-	pix_exif_set_string(&m->lens, get_string(find(ed, EXIF_TAG_LENS_MODEL, EXIF_IFD_EXIF, EXIF_IFD_0)));
+	pix_meta_set_string(&m->make, get_string(find(ed, EXIF_TAG_MAKE, EXIF_IFD_0, EXIF_IFD_EXIF)));
+	pix_meta_set_string(&m->model, get_string(find(ed, EXIF_TAG_MODEL, EXIF_IFD_0, EXIF_IFD_EXIF)));
+	pix_meta_set_string(&m->lens, get_string(find(ed, EXIF_TAG_LENS_MODEL, EXIF_IFD_EXIF, EXIF_IFD_0)));
 	read_date(ed, m);
 	if (isnan(m->exposure_s) && get_real(find(ed, EXIF_TAG_EXPOSURE_TIME, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &v) && v > 0)
 		m->exposure_s = v;

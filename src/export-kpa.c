@@ -26,6 +26,7 @@
 #include "export-kpa.h"
 #include "atomic.h"
 #include "log.h"
+#include "meta-value.h"
 #include "path.h"
 #include "store-kpa.h"
 
@@ -119,18 +120,6 @@ static void format_local(GDateTime *t, char out[KPA_DATE_LEN])
 	g_strlcpy(out, s, KPA_DATE_LEN);
 }
 
-/* The digits of `s` from `at`, `len` of them, or -1. */
-static int digits(const char *s, int at, int len)
-{
-	int n = 0;
-	for (int i = at; i < at + len; i++) {
-		if (!g_ascii_isdigit(s[i]))
-			return -1;
-		n = n * 10 + (s[i] - '0');
-	}
-	return n;
-}
-
 /*
  * startDate and endDate from the catalog's date_taken: the camera's local
  * time as it is, KPhotoAlbum's way (it drops the zone and the fraction of
@@ -143,9 +132,9 @@ static gboolean dates_from_taken(const char *taken, const char *tz, const char *
                                  char end[KPA_DATE_LEN])
 {
 	size_t len = strlen(taken);
-	int year = len >= 4 ? digits(taken, 0, 4) : -1;
-	int month = len >= 7 && taken[4] == '-' ? digits(taken, 5, 2) : -1;
-	int day = len >= 10 && taken[7] == '-' ? digits(taken, 8, 2) : -1;
+	int year = len >= 4 ? pix_meta_digits(taken, 4) : -1;
+	int month = len >= 7 && taken[4] == '-' ? pix_meta_digits(taken + 5, 2) : -1;
+	int day = len >= 10 && taken[7] == '-' ? pix_meta_digits(taken + 8, 2) : -1;
 
 	end[0] = '\0';
 	if (year < 1 || (len >= 7 && (month < 1 || month > 12)) ||
@@ -159,12 +148,12 @@ static gboolean dates_from_taken(const char *taken, const char *tz, const char *
 		           len == 10 ? day : g_date_get_days_in_month(last_month, year));
 		return TRUE;
 	}
-	if (len < 19 || taken[10] != 'T' || taken[13] != ':' || taken[16] != ':' || digits(taken, 11, 2) < 0 ||
-	    digits(taken, 14, 2) < 0 || digits(taken, 17, 2) < 0)
+	if (len < 19 || taken[10] != 'T' || taken[13] != ':' || taken[16] != ':' || pix_meta_digits(taken + 11, 2) < 0 ||
+	    pix_meta_digits(taken + 14, 2) < 0 || pix_meta_digits(taken + 17, 2) < 0)
 		return FALSE;
 	if (tz == NULL && source != NULL && strcmp(source, "QuickTime CreateDate") == 0) {
-		g_autoptr(GDateTime) utc = g_date_time_new_utc(year, month, day, digits(taken, 11, 2),
-		                                                digits(taken, 14, 2), digits(taken, 17, 2));
+		g_autoptr(GDateTime) utc = g_date_time_new_utc(year, month, day, pix_meta_digits(taken + 11, 2),
+		                                                pix_meta_digits(taken + 14, 2), pix_meta_digits(taken + 17, 2));
 		if (utc == NULL)
 			return FALSE;
 		g_autoptr(GDateTime) local = g_date_time_to_local(utc);

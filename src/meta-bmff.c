@@ -48,8 +48,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "bytes.h"
-#include "meta.h"
-#include "exif.h"
+#include "meta-int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -369,11 +368,11 @@ static void read_ilst_item(Bmff *b, guint32 key, const guint8 *item, gsize item_
 	if (g_str_equal(name, "com.apple.quicktime.location.ISO6709"))
 		read_iso6709(b, value);
 	else if (g_str_equal(name, "com.apple.quicktime.make"))
-		pix_exif_set_string(&b->make, g_steal_pointer(&value));
+		pix_meta_set_string(&b->make, g_steal_pointer(&value));
 	else if (g_str_equal(name, "com.apple.quicktime.model"))
-		pix_exif_set_string(&b->model, g_steal_pointer(&value));
+		pix_meta_set_string(&b->model, g_steal_pointer(&value));
 	else if (g_str_equal(name, "com.apple.quicktime.creationdate"))
-		pix_exif_set_string(&b->apple_date, g_steal_pointer(&value));
+		pix_meta_set_string(&b->apple_date, g_steal_pointer(&value));
 	g_free(value);
 }
 
@@ -812,10 +811,10 @@ static void on_leaf(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 		break;
 	}
 	case FOURCC(0xa9, 'm', 'a', 'k'):
-		pix_exif_set_string(&b->make, udta_text(p, n));
+		pix_meta_set_string(&b->make, udta_text(p, n));
 		break;
 	case FOURCC(0xa9, 'm', 'o', 'd'):
-		pix_exif_set_string(&b->model, udta_text(p, n));
+		pix_meta_set_string(&b->model, udta_text(p, n));
 		break;
 	case FOURCC('m', 'e', 't', 'a'):
 		b->meta_off = off;
@@ -977,10 +976,8 @@ static void video_date(Bmff *b, PixMeta *m)
 	if (b->apple_date != NULL && pix_meta_parse_date(b->apple_date, &apple, &tz) && tz != NULL)
 		offset_s = (tz[0] == '-' ? -1 : 1) * (atoi(tz + 1) * 3600 + atoi(tz + 4) * 60);
 	if (b->created_s > 0) {
-		g_autoptr(GDateTime) t = g_date_time_new_from_unix_utc(b->created_s + offset_s);
-		if (t == NULL)
+		if ((m->date_taken = pix_meta_clock_date(b->created_s + offset_s)) == NULL)
 			return;
-		m->date_taken = g_date_time_format(t, "%Y-%m-%dT%H:%M:%S");
 		m->date_source = "QuickTime CreateDate";
 	} else if (apple != NULL) {
 		m->date_taken = g_steal_pointer(&apple);
@@ -1023,8 +1020,8 @@ static void bmff_finish(void *state, PixStream *s, PixMeta *m)
 			m->gps_lon = b->lon;
 			m->gps_alt_m = b->alt;
 		}
-		pix_exif_set_string(&m->make, g_steal_pointer(&b->make));
-		pix_exif_set_string(&m->model, g_steal_pointer(&b->model));
+		pix_meta_set_string(&m->make, g_steal_pointer(&b->make));
+		pix_meta_set_string(&m->model, g_steal_pointer(&b->model));
 	}
 	/* the image's own size, not what its EXIF claims */
 	if (m->width_px < 0 && b->ispe_w > 0 && b->ispe_h > 0) {

@@ -23,7 +23,7 @@
  *  2. Once in J_DONE or J_FAILED, further input is ignored.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "meta.h"
+#include "meta-int.h"
 #include "log.h"
 
 #include <string.h>

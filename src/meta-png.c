@@ -39,7 +39,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "bytes.h"
-#include "meta.h"
+#include "meta-int.h"
 
 #include <gio/gio.h>
 #include <string.h>

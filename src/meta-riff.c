@@ -39,8 +39,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "bytes.h"
-#include "meta.h"
-#include "exif.h"
+#include "meta-int.h"
 
 #include <math.h>
 #include <string.h>
@@ -497,7 +496,7 @@ static void riff_finish(void *state, PixStream *s, PixMeta *m)
 	if (r->idit != NULL) {
 		g_autofree char *date = avi_date(r->idit);
 		if (date != NULL)
-			pix_exif_set_date(m, date, NULL, NULL, "IDIT");
+			pix_meta_set_exif_date(m, date, NULL, NULL, "IDIT");
 	}
 
 	pix_meta_read_captured(s, r->exif, r->xmp, m);

@@ -36,7 +36,7 @@
  *     arrives (at most MAX_ASKED do), and at most MAX_ROUNDS run.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "meta.h"
+#include "meta-int.h"
 #include "tiff.h"
 
 #include <string.h>

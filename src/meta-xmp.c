@@ -32,7 +32,7 @@
  *     latitude and longitude only together.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "meta.h"
+#include "meta-int.h"
 
 #include <math.h>
 #include <string.h>
@@ -115,130 +115,6 @@ static const struct {
 /* --- values --- */
 
 /*
- * A decimal number at *s ("12", "-3.25", "+.5"; no exponent, no "inf"),
- * signed when `is_signed`; *s is moved past it.  At most 30 digits on
- * each side of the point, so the value stays finite.
- */
-static gboolean parse_decimal(const char **s, gboolean is_signed, double *out)
-{
-	const char *p = *s;
-	double v = 0, scale = 1;
-	gboolean is_negative = FALSE;
-	int n_int = 0, n_frac = 0;
-
-	if (is_signed && (*p == '-' || *p == '+'))
-		is_negative = *p++ == '-';
-	for (; g_ascii_isdigit(*p) && n_int < 30; p++, n_int++)
-		v = v * 10 + (*p - '0');
-	if (*p == '.') {
-		p++;
-		for (; g_ascii_isdigit(*p) && n_frac < 30; p++, n_frac++) {
-			scale /= 10;
-			v += (*p - '0') * scale;
-		}
-	}
-	if (n_int + n_frac == 0 || g_ascii_isdigit(*p))
-		return FALSE;
-	*s = p;
-	*out = is_negative ? -v : v;
-	return TRUE;
-}
-
-/* "n/d" or a decimal, the whole of `s`. */
-static gboolean parse_rational(const char *s, double *out)
-{
-	double n, d = 1;
-	if (!parse_decimal(&s, TRUE, &n))
-		return FALSE;
-	if (*s == '/') {
-		s++;
-		if (!parse_decimal(&s, FALSE, &d) || d == 0)
-			return FALSE;
-	}
-	if (*s != '\0' || !isfinite(n / d))
-		return FALSE;
-	*out = n / d;
-	return TRUE;
-}
-
-/* An integer, the whole of `s`, within [min, max]. */
-static gboolean parse_int(const char *s, gint64 min, gint64 max, gint64 *out)
-{
-	char *end;
-	if (!g_ascii_isdigit(s[0]) && !((s[0] == '-' || s[0] == '+') && g_ascii_isdigit(s[1])))
-		return FALSE;
-	gint64 v = g_ascii_strtoll(s, &end, 10);
-	if (*end != '\0' || v < min || v > max)
-		return FALSE;
-	*out = v;
-	return TRUE;
-}
-
-int pix_meta_digits(const char *s, int len)
-{
-	int v = 0;
-	for (int i = 0; i < len; i++) {
-		if (!g_ascii_isdigit(s[i]))
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	return v;
-}
-
-gboolean pix_meta_parse_date(const char *s, char **date, char **tz)
-{
-	if (strlen(s) < 16)
-		return FALSE;
-	char sep = s[4];
-	if ((sep != '-' && sep != ':') || s[7] != sep || (s[10] != 'T' && s[10] != ' ') || s[13] != ':')
-		return FALSE;
-	int y = pix_meta_digits(s, 4), mo = pix_meta_digits(s + 5, 2), d = pix_meta_digits(s + 8, 2);
-	int h = pix_meta_digits(s + 11, 2), mi = pix_meta_digits(s + 14, 2), sec = 0;
-	const char *p = s + 16;
-	const char *frac = NULL;
-	int frac_len = 0;
-	if (*p == ':') {
-		if ((sec = pix_meta_digits(p + 1, 2)) < 0)
-			return FALSE;
-		p += 3;
-		if (*p == '.' || *p == ',') {
-			frac = ++p;
-			while (g_ascii_isdigit(*p))
-				p++;
-			frac_len = (int)MIN(p - frac, 9);  /* nanoseconds at most */
-			if (p == frac)
-				return FALSE;
-		}
-	}
-	if (y < 1800 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec > 60)
-		return FALSE;
-	int off_h = 0, off_m = 0;
-	char off_sign = 0;
-	if (*p == 'Z') {
-		off_sign = '+';
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		off_sign = *p;
-		if ((off_h = pix_meta_digits(p + 1, 2)) < 0)
-			return FALSE;
-		p += 3;
-		if (*p == ':')
-			p++;
-		if ((off_m = pix_meta_digits(p, 2)) < 0 || off_h > 14 || off_m > 59)
-			return FALSE;
-		p += 2;
-	}
-	if (*p != '\0')
-		return FALSE;
-	if (date != NULL)
-		*date = g_strdup_printf("%04d-%02d-%02dT%02d:%02d:%02d%s%.*s", y, mo, d, h, mi, sec,
-		                        frac != NULL ? "." : "", frac_len, frac != NULL ? frac : "");
-	if (tz != NULL)
-		*tz = off_sign != 0 ? g_strdup_printf("%c%02d:%02d", off_sign, off_h, off_m) : NULL;
-	return TRUE;
-}
-
-/*
  * An XMP GPSCoordinate: "DDD,MM,SSk" or "DDD,MM.mmk" with k one of N, S
  * (latitude) or E, W (longitude), as signed degrees.  Lenient as readers
  * are: degrees alone ("48.8583N") and a signed decimal without a
@@ -247,15 +123,15 @@ gboolean pix_meta_parse_date(const char *s, char **date, char **tz)
 static gboolean parse_coordinate(const char *s, gboolean is_latitude, double *out)
 {
 	double deg, min = 0, sec = 0;
-	if (!parse_decimal(&s, TRUE, &deg))
+	if (!pix_meta_parse_decimal(&s, TRUE, &deg))
 		return FALSE;
 	if (*s == ',') {
 		s++;
-		if (!parse_decimal(&s, FALSE, &min) || min >= 60)
+		if (!pix_meta_parse_decimal(&s, FALSE, &min) || min >= 60)
 			return FALSE;
 		if (*s == ',') {
 			s++;
-			if (!parse_decimal(&s, FALSE, &sec) || sec >= 60)
+			if (!pix_meta_parse_decimal(&s, FALSE, &sec) || sec >= 60)
 				return FALSE;
 		}
 	}
@@ -288,15 +164,15 @@ static gboolean is_usable(Type t, const char *s)
 	case T_LONGITUDE:
 		return parse_coordinate(s, t == T_LATITUDE, &v);
 	case T_POSITIVE:
-		return parse_rational(s, &v) && v > 0;
+		return pix_meta_parse_rational(s, &v) && v > 0;
 	case T_NON_NEGATIVE:
-		return parse_rational(s, &v) && v >= 0;
+		return pix_meta_parse_rational(s, &v) && v >= 0;
 	case T_ISO:
-		return parse_int(s, 1, G_MAXINT32, &n);
+		return pix_meta_parse_int(s, 1, G_MAXINT32, &n);
 	case T_ORIENTATION:
-		return parse_int(s, 1, 8, &n);
+		return pix_meta_parse_int(s, 1, 8, &n);
 	case T_ALT_REF:
-		return parse_int(s, 0, 1, &n);
+		return pix_meta_parse_int(s, 0, 1, &n);
 	case T_TEXT:
 		return s[0] != '\0';
 	}
@@ -582,7 +458,7 @@ static void apply_text(Xmp *x, Prop p, char **field)
 static void apply_real(Xmp *x, Prop p, double *field)
 {
 	if (isnan(*field) && x->values[p] != NULL)
-		parse_rational(x->values[p], field);
+		pix_meta_parse_rational(x->values[p], field);
 }
 
 /* The values collected into the fields of `m` still unknown. */
@@ -602,11 +478,11 @@ static void apply(Xmp *x, PixMeta *m)
 	apply_real(x, P_FNUMBER, &m->fnumber);
 	apply_real(x, P_FOCAL, &m->focal_mm);
 	for (Prop p = P_ISO; m->iso < 0 && p <= P_ISO_CIPA; p++) {
-		if (x->values[p] != NULL && parse_int(x->values[p], 1, G_MAXINT32, &n))
+		if (x->values[p] != NULL && pix_meta_parse_int(x->values[p], 1, G_MAXINT32, &n))
 			m->iso = n;
 	}
 	if (m->orientation < 0 && x->values[P_ORIENTATION] != NULL &&
-	    parse_int(x->values[P_ORIENTATION], 1, 8, &n))
+	    pix_meta_parse_int(x->values[P_ORIENTATION], 1, 8, &n))
 		m->orientation = (int)n;
 	if (isnan(m->gps_lat) && isnan(m->gps_lon) && x->values[P_LATITUDE] != NULL &&
 	    x->values[P_LONGITUDE] != NULL && parse_coordinate(x->values[P_LATITUDE], TRUE, &lat) &&
@@ -616,7 +492,7 @@ static void apply(Xmp *x, PixMeta *m)
 	}
 	if (isnan(m->gps_alt_m) && x->values[P_ALTITUDE] != NULL) {
 		apply_real(x, P_ALTITUDE, &m->gps_alt_m);
-		if (x->values[P_ALTITUDE_REF] != NULL && parse_int(x->values[P_ALTITUDE_REF], 1, 1, &n))
+		if (x->values[P_ALTITUDE_REF] != NULL && pix_meta_parse_int(x->values[P_ALTITUDE_REF], 1, 1, &n))
 			m->gps_alt_m = -m->gps_alt_m;
 	}
 }

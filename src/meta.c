@@ -16,7 +16,7 @@
  *     or the stream and its container keep (see their limits).
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "meta.h"
+#include "meta-int.h"
 #include "exif.h"
 #include "tiff.h"
 

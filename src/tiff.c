@@ -20,7 +20,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "tiff.h"
-#include "exif.h"
+#include "meta-value.h"
 
 #include <math.h>
 #include <string.h>
@@ -482,7 +482,7 @@ static char *entry_text(const Reader *r, const Entry *e)
 	    (e->type != T_ASCII && e->type != T_UNDEFINED))
 		return NULL;
 	gsize len = (gsize)MIN(e->count, MAX_TEXT);
-	return pix_exif_text(r->get(r->src, e->value_off, len), len);
+	return pix_meta_text(r->get(r->src, e->value_off, len), len);
 }
 
 /* A SubIFD, Exif or GPS pointer's value `i` as an offset, 0 for none. */
@@ -628,7 +628,7 @@ static void read_phase_one(const Reader *outer, const Entry *note_entry, PhaseOn
 			guint64 at = size <= 4 ? base + dir + 8 + 16 * i + 12 : base + v;
 			size = MIN(size, MAX_TEXT);
 			if (size <= 4 || (v <= len && size <= len - v))
-				out->lens = pix_exif_text(r.get(r.src, at, (gsize)size), (gsize)size);
+				out->lens = pix_meta_text(r.get(r.src, at, (gsize)size), (gsize)size);
 		}
 	}
 }
@@ -649,9 +649,9 @@ static void read_fields(const Reader *r, const Dir *ifd0, const Dir *exif, const
 	double v;
 	gint64 n;
 
-	pix_exif_set_string(&m->make, m->make ? NULL : entry_text(r, find2(ifd0, exif, TAG_MAKE)));
-	pix_exif_set_string(&m->model, m->model ? NULL : entry_text(r, find2(ifd0, exif, TAG_MODEL)));
-	pix_exif_set_string(&m->lens, m->lens ? NULL : entry_text(r, find2(exif, ifd0, TAG_LENS_MODEL)));
+	pix_meta_set_string(&m->make, m->make ? NULL : entry_text(r, find2(ifd0, exif, TAG_MAKE)));
+	pix_meta_set_string(&m->model, m->model ? NULL : entry_text(r, find2(ifd0, exif, TAG_MODEL)));
+	pix_meta_set_string(&m->lens, m->lens ? NULL : entry_text(r, find2(exif, ifd0, TAG_LENS_MODEL)));
 	for (guint i = 0; i < G_N_ELEMENTS(sources); i++) {
 		const Entry *e = sources[i].is_ifd0 ? find2(ifd0, exif, sources[i].date)
 		                                    : find2(exif, ifd0, sources[i].date);
@@ -660,7 +660,7 @@ static void read_fields(const Reader *r, const Dir *ifd0, const Dir *exif, const
 			continue;
 		g_autofree char *subsec = entry_text(r, find2(exif, ifd0, sources[i].subsec));
 		g_autofree char *offset = entry_text(r, find2(exif, ifd0, sources[i].offset));
-		if (pix_exif_set_date(m, date, subsec, offset, sources[i].name))
+		if (pix_meta_set_exif_date(m, date, subsec, offset, sources[i].name))
 			break;
 	}
 	if (isnan(m->exposure_s) && entry_real(r, find2(exif, ifd0, TAG_EXPOSURE_TIME), 0, &v) && v > 0)
@@ -691,7 +691,7 @@ static gboolean read_coordinate(const Reader *r, const Dir *gps, guint16 tag, gu
 	while (n < 3 && entry_real(r, e, n, &dms[n]))
 		n++;
 	g_autofree char *ref = entry_text(r, dir_find(gps, ref_tag));
-	return pix_exif_coordinate(dms, n, ref, negative_ref, limit, out);
+	return pix_meta_coordinate(dms, n, ref, negative_ref, limit, out);
 }
 
 static void read_gps(const Reader *r, const Dir *gps, PixMeta *m)
@@ -750,7 +750,7 @@ static void read_raw_fields(const Reader *r, const Dir *ifd0, PhaseOne *phase_on
 	/* RW2's IFD0 holds the ISO (tag 0x17) */
 	if (m->iso < 0 && r->version == 0x55 && entry_int(r, dir_find(ifd0, TAG_RW2_ISO), 0, &n) && n > 0)
 		m->iso = n;
-	pix_exif_set_string(&m->lens, g_steal_pointer(&phase_one->lens));
+	pix_meta_set_string(&m->lens, g_steal_pointer(&phase_one->lens));
 }
 
 void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffRole ifd0_role, PixMeta *m, PixTiffKind *kind)

@@ -17,7 +17,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "item.h"
-#include "meta.h"
+#include "meta-int.h"
 #include "testlib.h"
 
 #include <gio/gio.h>

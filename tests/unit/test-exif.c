@@ -19,6 +19,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "exif.h"
+#include "meta-value.h"
 #include "item.h"
 #include "testlib.h"
 
@@ -383,7 +384,7 @@ static void test_date_rank(void)
 			m->date_tz = g_strdup("+09:00");
 			m->date_source = cases[i].old_source;
 		}
-		g_assert_true(pix_exif_set_date(m, "2021:07:04 13:45:56", "5", NULL, cases[i].new_source));
+		g_assert_true(pix_meta_set_exif_date(m, "2021:07:04 13:45:56", "5", NULL, cases[i].new_source));
 		if (cases[i].is_replaced) {
 			g_assert_cmpstr(m->date_taken, ==, "2021-07-04T13:45:56.5");
 			/* the old offset went with the old date */
@@ -400,12 +401,12 @@ static void test_date_rank(void)
 	g_autoptr(PixMeta) m = pix_meta_new();
 	m->date_taken = g_strdup("1999-01-01T00:00:00");
 	m->date_source = "ModifyDate";
-	g_assert_false(pix_exif_set_date(m, "0000:00:00 00:00:00", NULL, "+01:00", "DateTimeOriginal"));
+	g_assert_false(pix_meta_set_exif_date(m, "0000:00:00 00:00:00", NULL, "+01:00", "DateTimeOriginal"));
 	g_assert_cmpstr(m->date_taken, ==, "1999-01-01T00:00:00");
 	g_assert_cmpstr(m->date_source, ==, "ModifyDate");
 	g_assert_null(m->date_tz);
 	/* a better date brings its own offset */
-	g_assert_true(pix_exif_set_date(m, "2021:07:04 13:45:56", "x1", "+01:00", "DateTimeOriginal"));
+	g_assert_true(pix_meta_set_exif_date(m, "2021:07:04 13:45:56", "x1", "+01:00", "DateTimeOriginal"));
 	g_assert_cmpstr(m->date_taken, ==, "2021-07-04T13:45:56");
 	g_assert_cmpstr(m->date_tz, ==, "+01:00");
 }

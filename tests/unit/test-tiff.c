@@ -28,7 +28,7 @@
  * expect what the reader finds in the whole buffer.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "meta.h"
+#include "meta-int.h"
 #include "tiff.h"
 #include "testlib.h"
 
