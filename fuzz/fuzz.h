@@ -19,7 +19,7 @@
 
 #include "exif.h"
 #include "item.h"
-#include "meta.h"
+#include "meta-int.h"
 #include "tiff.h"
 
 #include <stdint.h>

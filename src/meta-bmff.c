@@ -26,11 +26,15 @@
  * A box too large for metadata (over MAX_LEAF) is left unread, not called
  * damage; after MAX_HEADERS boxes (a long fragmented movie) the walk stops.
  *
- * Damage: a box walked or kept that runs past the file's end (a truncated
- * file), and a movie or CR3 without 'moov', an HEIF without 'meta' (cut
- * before it was written).  Media data ('mdat' and the other skipped boxes)
- * is not judged: test suites trim it, as the samples show, and nothing of
- * ours is in it.  An item whose extents lie in the 'meta' box that
+ * Damage: a box walked or kept, or any top-level box, that runs past the
+ * file's end (a truncated file: an 'mdat' whose size says more media data
+ * than the file holds is the commonest cut, a copy that stopped short, as
+ * exiftool's "Truncated 'mdat' data" says too), and a movie or CR3
+ * without 'moov', an HEIF without 'meta' (cut before it was written).
+ * Boxes skipped inside a walked box lie within it, so its end judges
+ * them.  An 'mdat' of size 0 (to the file's end) says nothing of its
+ * length, and the sample tables' chunk offsets are not read: such a cut
+ * goes unseen.  An item whose extents lie in the 'meta' box that
  * describes it is damage too.
  *
  * The video date is the movie header's creation time, which the format
@@ -114,9 +118,9 @@ struct Bmff {
 	gboolean is_mode_known;
 	GArray *nodes;          /* Node; index 0 is the file itself */
 	guint n_headers;        /* box headers asked for, against MAX_HEADERS */
-	/* the walked or kept box that ends furthest into the file, of those
-	 * whose size says where they end: beyond the file's end, the file is
-	 * truncated (media data, skipped, is not judged) */
+	/* the walked, kept or top-level box that ends furthest into the
+	 * file, of those whose size says where they end: beyond the file's
+	 * end, the file is truncated */
 	guint64 far_end;
 	guint64 far_off;
 	guint32 far_type;
@@ -899,7 +903,7 @@ static void on_header(PixStream *s, void *ctx, guint64 arg, guint64 off, const g
 	b->has_moov |= parent == 0 && type == FOURCC('m', 'o', 'o', 'v');
 	b->has_meta |= parent == 0 && type == FOURCC('m', 'e', 't', 'a');
 	Action action = action_for(b, parent, type, uuid);
-	if (action != SKIP && !is_to_end && end > b->far_end) {
+	if ((action != SKIP || parent == 0) && !is_to_end && end > b->far_end) {
 		b->far_end = end;
 		b->far_off = off;
 		b->far_type = type;

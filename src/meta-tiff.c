@@ -267,6 +267,10 @@ static void tiff_finish(void *state, PixStream *s, PixMeta *m)
 		pix_stream_problem(s, "corrupt TIFF structure: %s", damage);
 	pix_tiff_read(get_bytes, t, size, PIX_TIFF_ROLE_MAIN, m, &t->kind);
 	t->make = g_strdup(m->make);
+	if (t->kind.data.end > size)
+		pix_stream_problem(s, "truncated TIFF: its image data (a %s at offset %" G_GUINT64_FORMAT ") ends at byte %"
+		                   G_GUINT64_FORMAT ", past the end of the file (%" G_GUINT64_FORMAT " bytes)",
+		                   t->kind.data.what, t->kind.data.off, t->kind.data.end, size);
 }
 
 /*

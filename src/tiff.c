@@ -229,6 +229,7 @@ char *pix_tiff_check(const guint8 *data, gsize len, guint64 total_len)
 #define MAX_DEPTH 4             /* SubIFDs within SubIFDs */
 #define MAX_SUBIFDS 16          /* SubIFD pointers followed per directory */
 #define MAX_TEXT 4096           /* bytes of a string value read */
+#define MAX_PIECES 65536        /* strips or tiles of one image checked */
 #define NO_VALUE G_MAXUINT64
 
 enum {
@@ -243,6 +244,9 @@ enum {
 	TAG_FOCAL_LENGTH = 0x920a, TAG_MAKER_NOTE = 0x927c,
 	TAG_SUBSEC = 0x9290, TAG_SUBSEC_ORIGINAL = 0x9291, TAG_SUBSEC_DIGITIZED = 0x9292,
 	TAG_LENS_MODEL = 0xa434,
+	TAG_STRIP_OFFSETS = 0x0111, TAG_STRIP_BYTE_COUNTS = 0x0117,
+	TAG_TILE_OFFSETS = 0x0144, TAG_TILE_BYTE_COUNTS = 0x0145,
+	TAG_JPEG_OFFSET = 0x0201, TAG_JPEG_LENGTH = 0x0202,
 	TAG_GPS_LAT_REF = 1, TAG_GPS_LAT = 2, TAG_GPS_LON_REF = 3, TAG_GPS_LON = 4,
 	TAG_GPS_ALT_REF = 5, TAG_GPS_ALT = 6,
 	/* Panasonic RW2's IFD0 */
@@ -285,6 +289,9 @@ typedef struct {
 	gboolean has_priority_dir;
 	Size width, height;
 	gboolean has_raw_data;  /* see PixTiffKind */
+	PixTiffData data;       /* the image data ending furthest, see PixTiffKind */
+	gboolean is_judging_data; /* a kind was asked for: walk the data arrays
+	                           (else only ask for them, as rounds do) */
 } Reader;
 
 static guint64 rd_uint(const Reader *r, const guint8 *p, guint bytes)
@@ -533,6 +540,39 @@ static gint64 noted(const Size *s)
 }
 
 /*
+ * Where the pieces of an image directory's data end: offsets in `offsets`,
+ * lengths in `lengths` (strips, tiles, or a JPEG preview's one piece);
+ * the furthest end is noted in r->data.  Each array is asked of the getter
+ * in one piece (so the rounds of meta-tiff.c fetch it), and walked only
+ * when judging; arrays not at hand, of other types, or of more than
+ * MAX_PIECES values are not judged.
+ */
+static void note_data(Reader *r, const Entry *offsets, const Entry *lengths, const char *what)
+{
+	if (offsets == NULL || lengths == NULL || offsets->value_off == NO_VALUE || lengths->value_off == NO_VALUE)
+		return;
+	guint64 n = MIN(offsets->count, lengths->count);
+	guint so = rd_type_size(offsets->type), sl = rd_type_size(lengths->type);
+	gboolean is_int = (offsets->type == 3 || offsets->type == 4 || offsets->type == 16) &&
+	                  (lengths->type == 3 || lengths->type == 4 || lengths->type == 16);
+	if (!is_int || n == 0 || n > MAX_PIECES)
+		return;
+	const guint8 *po = r->get(r->src, offsets->value_off, (gsize)(n * so));
+	const guint8 *pl = r->get(r->src, lengths->value_off, (gsize)(n * sl));
+	if (po == NULL || pl == NULL || !r->is_judging_data)
+		return;
+	for (guint64 i = 0; i < n; i++) {
+		guint64 off = rd_uint(r, po + i * so, so), len = rd_uint(r, pl + i * sl, sl);
+		guint64 end = len > G_MAXUINT64 - off ? G_MAXUINT64 : off + len;
+		if (len > 0 && end > r->data.end) {
+			r->data.end = end;
+			r->data.off = off;
+			r->data.what = what;
+		}
+	}
+}
+
+/*
  * One directory of an image (IFD0, IFD1.., SubIFDs, recursively) for the
  * pixel size of the main image, as exiftool reports ImageWidth and
  * ImageHeight: tags are taken in the order it meets them (a directory's
@@ -545,6 +585,10 @@ static void read_image_dir(Reader *r, const Dir *d, guint depth)
 {
 	gboolean is_priority = FALSE;
 	gint64 v;
+
+	note_data(r, dir_find(d, TAG_STRIP_OFFSETS), dir_find(d, TAG_STRIP_BYTE_COUNTS), "strip");
+	note_data(r, dir_find(d, TAG_TILE_OFFSETS), dir_find(d, TAG_TILE_BYTE_COUNTS), "tile");
+	note_data(r, dir_find(d, TAG_JPEG_OFFSET), dir_find(d, TAG_JPEG_LENGTH), "JPEG preview");
 
 	for (guint i = 0; i < d->n; i++) {
 		const Entry *e = &d->entries[i];
@@ -755,7 +799,8 @@ static void read_raw_fields(const Reader *r, const Dir *ifd0, PhaseOne *phase_on
 
 void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffRole ifd0_role, PixMeta *m, PixTiffKind *kind)
 {
-	Reader r = { .get = get, .src = src, .size = size, .width = { -1, -1 }, .height = { -1, -1 } };
+	Reader r = { .get = get, .src = src, .size = size, .width = { -1, -1 }, .height = { -1, -1 },
+		     .is_judging_data = kind != NULL };
 	Dir first = { 0 }, exif = { 0 }, gps = { 0 }, ifd1 = { 0 };
 	PhaseOne phase_one = { -1, -1, NULL };
 
@@ -788,6 +833,7 @@ void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffRole ifd0_r
 		if (kind != NULL) {
 			kind->is_dng = dir_find(&first, TAG_DNG_VERSION) != NULL;
 			kind->has_raw_data = r.has_raw_data || kind->is_dng || phase_one.width_px > 0;
+			kind->data = r.data;
 		}
 		break;
 	}

@@ -76,11 +76,24 @@ typedef const guint8 *(*PixTiffGetFn)(void *src, guint64 off, gsize len);
  * `kind` may be NULL; when given (role MAIN), it says whether IFD0 has
  * DNGVersion and whether an image directory holds sensor data (CFA or
  * LinearRaw photometric interpretation, a camera maker's raw compression,
- * a Phase One directory): a RAW file, not a TIFF picture.
+ * a Phase One directory): a RAW file, not a TIFF picture; and where the
+ * image data ends (PixTiffKind.data), for the caller to judge against the
+ * file's length.
  */
+typedef struct {
+	guint64 end;            /* offset after its last byte; 0: none found */
+	guint64 off;            /* where that piece starts */
+	const char *what;       /* "strip", "tile" or "JPEG preview" (static) */
+} PixTiffData;
+
 typedef struct {
 	gboolean is_dng;
 	gboolean has_raw_data;
+	/* the piece of image data (a strip or tile of any image directory met
+	 * by the size walk, or a JPEG preview) that ends furthest into the
+	 * file, as the directories' offsets and byte counts say: past the
+	 * file's end, the file is truncated */
+	PixTiffData data;
 } PixTiffKind;
 
 void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffRole ifd0, PixMeta *m, PixTiffKind *kind);

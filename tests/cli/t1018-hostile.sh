@@ -284,17 +284,23 @@ test_expect_success 'setup: good files, among them and in a directory of their o
 	: >c/good/empty.jpg
 '
 
-test_expect_success 'setup: truncations at every 4 KiB of a real JPEG, a TIFF and an MP4' '
+test_expect_success 'setup: truncations at every 4 KiB of a real JPEG, two TIFFs and an MP4, and a movie cut in its media data' '
 	big_jpeg full.jpg && cuts full.jpg c/trunc/jpeg cut- &&
 	mkfix tiff full.tif --width 256 --height 200 --make Canon --date "2020:01:01 00:00:00" &&
 	cuts full.tif c/trunc/tiff cut- &&
+	mkfix tiff camera.tif --ifd-first --width 256 --height 200 --make Canon &&
+	cuts camera.tif c/trunc/tiff strip-cut- &&
 	hostile mp4 full.mp4 && cuts full.mp4 c/trunc/mp4 cut- &&
 	head -c $(($(stat -c %s full.mp4) - 100)) full.mp4 >c/trunc/mp4/cut-in-moov &&
+	hostile mp4-sparse c/trunc/mp4/mdat-cut.mp4 1048576 && truncate -s 600000 c/trunc/mp4/mdat-cut.mp4 &&
 	test "$(ls c/trunc/jpeg | wc -l)" -gt 40 &&
 	for f in c/trunc/jpeg/cut-*; do printf "%s\ttruncated JPEG\n" "${f#c/}"; done >>expect &&
 	for f in c/trunc/tiff/cut-*; do printf "%s\tcorrupt TIFF structure: bad IFD0 directory at offset\n" "${f#c/}"; done >>expect &&
+	test "$(ls c/trunc/tiff/strip-cut-* | wc -l)" -ge 12 &&
+	for f in c/trunc/tiff/strip-cut-*; do printf "%s\ttruncated TIFF: its image data (a strip at offset\n" "${f#c/}"; done >>expect &&
 	for f in c/trunc/mp4/cut-[0-9]*; do printf "%s\tcorrupt ISO media file: no '\''moov'\'' box\n" "${f#c/}"; done >>expect &&
-	printf "trunc/mp4/cut-in-moov\ttruncated ISO media file: box '\''moov'\''\n" >>expect
+	printf "trunc/mp4/cut-in-moov\ttruncated ISO media file: box '\''moov'\''\n" >>expect &&
+	printf "trunc/mp4/mdat-cut.mp4\ttruncated ISO media file: box '\''mdat'\'' at offset\n" >>expect
 '
 
 test_expect_success 'setup: EXIF pointing anywhere, containers nesting and looping' '

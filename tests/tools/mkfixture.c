@@ -97,7 +97,9 @@ static const char usage_text[] =
     "  --pad-before-ifd BYTES   BYTES of filler between pixel data and IFD0\n"
     "  --pad-after-ifd BYTES    BYTES of filler after the IFDs and their values\n"
     "                           (with both > 256 KiB the directories lie in the\n"
-    "                           middle of the file, far from either end)\n";
+    "                           middle of the file, far from either end)\n"
+    "  --ifd-first              the IFDs and their values first, then the pixel\n"
+    "                           data (as cameras write; the pads are ignored)\n";
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
@@ -244,6 +246,7 @@ struct options {
     int have_pad;
     uint64_t pad_before_ifd;
     uint64_t pad_after_ifd;
+    int ifd_first;
 };
 
 #define JPEG_MAX_DIM 65500u
@@ -446,6 +449,9 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->pad_before_ifd = parse_uint("--pad-before-ifd", VALUE("--pad-before-ifd"), 0,
                                            (uint64_t)1 << 31);
             o->have_pad = 1;
+        } else if (opt_is(a, "--ifd-first")) {
+            o->ifd_first = 1;
+            o->have_pad = 1;
         } else if (opt_is(a, "--pad-after-ifd")) {
             o->pad_after_ifd = parse_uint("--pad-after-ifd", VALUE("--pad-after-ifd"), 0,
                                           (uint64_t)1 << 31);
@@ -465,7 +471,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         if (o->width > JPEG_MAX_DIM || o->height > JPEG_MAX_DIM)
             die_usage("jpeg --width/--height must be at most %u", JPEG_MAX_DIM);
         if (o->have_pad)
-            die_usage("--pad-before-ifd and --pad-after-ifd are for tiff only");
+            die_usage("--pad-before-ifd, --pad-after-ifd and --ifd-first are for tiff only");
         if (o->thumbnail && o->no_exif)
             die_usage("--thumbnail needs the Exif segment, drop --no-exif");
     }
@@ -1323,7 +1329,18 @@ static void build_tiff(const struct options *o, struct buf *out)
     ifd_long(&t->ifd0, 0x0117, (uint32_t)pixels);
     add_metadata(o, t, 0);
 
-    uint64_t total = tiff_layout(t, strip_at + pixels + o->pad_before_ifd) + o->pad_after_ifd;
+    uint64_t total;
+    if (o->ifd_first) {
+        /* the directories' size does not depend on the strip's offset */
+        uint64_t dirs_end = (tiff_layout(t, 8) + 1) & ~(uint64_t)1;
+        if (dirs_end > UINT32_MAX)
+            die_usage("file would exceed 4 GiB");
+        strip_at = (uint32_t)dirs_end;
+        ifd_set(&t->ifd0, 0x0111, strip_at);
+        total = strip_at + pixels;
+    } else {
+        total = tiff_layout(t, strip_at + pixels + o->pad_before_ifd) + o->pad_after_ifd;
+    }
     if (total > UINT32_MAX)
         die_usage("file would exceed 4 GiB");
     buf_fill(out, 0, (size_t)total);

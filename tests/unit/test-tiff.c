@@ -999,7 +999,7 @@ static PixTiffKind read_kind(gboolean big, const char *make, gboolean has_dng_ve
 	write_dir(&b, 8, e0, n0, 0, &data);
 	data = 800;
 	write_dir(&b, 600, e1, n1, 0, &data);
-	PixTiffKind kind = { TRUE, TRUE };
+	PixTiffKind kind = { TRUE, TRUE, { 0, 0, NULL } };
 	g_autoptr(PixMeta) m = pix_meta_new();
 	pix_tiff_read(get_block, &b, b.len, PIX_TIFF_ROLE_MAIN, m, &kind);
 	g_assert_cmpstr(m->make, ==, make);
@@ -1021,6 +1021,47 @@ static void test_kind(void)
 		g_assert_false(k.has_raw_data || k.is_dng);
 		k = read_kind(big, "Adobe", FALSE, 0, 0);
 		g_assert_false(k.has_raw_data || k.is_dng);
+	}
+}
+
+/* --- where the image data ends --- */
+
+/*
+ * IFD0 with two strips (StripOffsets/StripByteCounts: 100 bytes at 1000,
+ * 50 at 1100) and a SubIFD with one tile of `tile_len` bytes at `tile_off`.
+ */
+static PixTiffKind read_data_end(gboolean big, guint32 tile_off, guint32 tile_len)
+{
+	Block b = new_tiff(2000, big, 42, 8);
+	Ent e0[3] = { LONGS(0x0111, 2, 1000, 1100), LONGS(0x0117, 2, 100, 50), LONGS(0x014a, 1, 600) };
+	Ent e1[2] = { LONGS(0x0144, 1, tile_off), LONGS(0x0145, 1, tile_len) };
+	guint32 data = 300;
+	write_dir(&b, 8, e0, G_N_ELEMENTS(e0), 0, &data);
+	data = 800;
+	write_dir(&b, 600, e1, G_N_ELEMENTS(e1), 0, &data);
+	PixTiffKind kind = { FALSE, FALSE, { 0, 0, NULL } };
+	g_autoptr(PixMeta) m = pix_meta_new();
+	pix_tiff_read(get_block, &b, b.len, PIX_TIFF_ROLE_MAIN, m, &kind);
+	g_free(b.data);
+	return kind;
+}
+
+static void test_data_end(void)
+{
+	for (guint big = 0; big < 2; big++) {
+		/* the SubIFD's tile ends furthest */
+		PixTiffKind k = read_data_end(big, 1200, 700);
+		g_assert_cmpuint(k.data.end, ==, 1900);
+		g_assert_cmpuint(k.data.off, ==, 1200);
+		g_assert_cmpstr(k.data.what, ==, "tile");
+		/* the second strip does (1100 + 50) */
+		k = read_data_end(big, 1000, 20);
+		g_assert_cmpuint(k.data.end, ==, 1150);
+		g_assert_cmpuint(k.data.off, ==, 1100);
+		g_assert_cmpstr(k.data.what, ==, "strip");
+		/* a tile past the TIFF's end: meta-tiff.c calls the file truncated */
+		k = read_data_end(big, 1200, 4998800);
+		g_assert_cmpuint(k.data.end, ==, 5000000);
 	}
 }
 
@@ -1657,6 +1698,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/tiff/read/bigtiff", test_read_bigtiff);
 	g_test_add_func("/tiff/read/fixture", test_read_fixture);
 	g_test_add_func("/tiff/read/kind", test_kind);
+	g_test_add_func("/tiff/read/data-end", test_data_end);
 	g_test_add_func("/tiff/read/size/subifds", test_size_subifds);
 	g_test_add_func("/tiff/read/size/rw2", test_size_rw2);
 	g_test_add_func("/tiff/read/size/phase-one", test_size_phase_one);
