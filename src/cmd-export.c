@@ -35,13 +35,14 @@ static int export_kphotoalbum(PixStore *reader, const PixQueryOptions *o, const 
 	if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		pix_error("cannot export to '%s': %s", q, real == NULL ? g_strerror(errno) : "not a directory");
 		free(real);
-		return PIX_EXIT_FATAL;
+		return PIX_EXIT_OUTPUT;
 	}
 	g_autofree char *dir = g_strdup(real);
 	free(real);
 	if (!pix_export_kphotoalbum(reader, dir, &o->filter, is_force, &done, &error)) {
 		pix_error("%s", error->message);
-		return PIX_EXIT_FATAL;
+		/* the catalog's failures are 2; the rest is about DIR */
+		return error->domain == PIX_STORE_ERROR ? PIX_EXIT_FATAL : PIX_EXIT_OUTPUT;
 	}
 	if (!is_quiet)
 		fprintf(stderr, "photoidx: wrote '%s/index.xml' (%" G_GINT64_FORMAT " images and videos) and "
@@ -62,7 +63,7 @@ static int export_records(PixStore *reader, const PixQueryOptions *o, PixOutForm
 		af = pix_atomic_new(output, 0600, &error);
 		if (af == NULL) {
 			pix_error("%s", error->message);
-			return PIX_EXIT_FATAL;
+			return PIX_EXIT_OUTPUT;
 		}
 		out = pix_atomic_stream(af);
 	}
@@ -77,11 +78,11 @@ static int export_records(PixStore *reader, const PixQueryOptions *o, PixOutForm
 	if (!is_written) {
 		g_autofree char *q = pix_quote(output != NULL ? output : "standard output");
 		pix_error("cannot write '%s': %s", q, g_strerror(w.err));
-		return PIX_EXIT_FATAL;
+		return PIX_EXIT_OUTPUT;
 	}
 	if (af != NULL && !pix_atomic_commit(g_steal_pointer(&af), &error)) {
 		pix_error("%s", error->message);
-		return PIX_EXIT_FATAL;
+		return PIX_EXIT_OUTPUT;
 	}
 	if (n_unlisted > 0)
 		pix_notice("%" G_GINT64_FORMAT " files left out: never read (no MD5)%s", n_unlisted,

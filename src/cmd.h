@@ -22,6 +22,8 @@ enum {
 	                              content is damaged (each named, each in state 'error') */
 	PIX_EXIT_FATAL = 2,        /* the catalog is unusable (or full, locked, newer) */
 	PIX_EXIT_USAGE = 64,       /* bad command line */
+	PIX_EXIT_OUTPUT = 73,      /* an export's output cannot be written (sysexits'
+	                              EX_CANTCREAT); the catalog is fine */
 	PIX_EXIT_INTERRUPTED = 130, /* SIGINT (128 + 2): what was done is committed */
 	PIX_EXIT_TERMINATED = 143  /* SIGTERM (128 + 15): the same; a watch stopped so exits 0 */
 };

@@ -66,9 +66,10 @@ struct PixKpaExifDb {
 static void set_error(GError **error, PixKpaExifDb *x, int rc)
 {
 	g_autofree char *q = pix_quote(x->display_path);
-	int code = (rc & 0xff) == SQLITE_FULL ? PIX_STORE_ERROR_FULL : PIX_STORE_ERROR_FAILED;
+	/* an output file, not the catalog: G_FILE_ERROR (the export's exit 73) */
+	int code = (rc & 0xff) == SQLITE_FULL ? G_FILE_ERROR_NOSPC : G_FILE_ERROR_FAILED;
 	const char *msg = x->db != NULL ? sqlite3_errmsg(x->db) : sqlite3_errstr(rc);
-	g_set_error(error, PIX_STORE_ERROR, code, "cannot write '%s': %s", q, msg);
+	g_set_error(error, G_FILE_ERROR, code, "cannot write '%s': %s", q, msg);
 }
 
 static gboolean exec(PixKpaExifDb *x, const char *sql, GError **error)

@@ -34,7 +34,7 @@ typedef struct {
 /*
  * Creates KPhotoAlbum's tables and version rows in `path`, an empty file
  * (the temporary file of a PixAtomicFile), and opens a transaction for the
- * rows.  NULL with `error` set (PIX_STORE_ERROR, naming `display_path`,
+ * rows.  NULL with `error` set (G_FILE_ERROR, naming `display_path`,
  * the file the user will see).  (transfer full)
  */
 PixKpaExifDb *pix_store_kpa_new(const char *path, const char *display_path, GError **error);

@@ -93,7 +93,7 @@ test_expect_success 'during a scan: export reads a snapshot and never holds the 
 	test "$(px export --db "$DB" --format jsonl | wc -l)" = 35
 '
 
-test_expect_success 'a full disk: exit 2 naming the file, the old export kept, no temporary file left' '
+test_expect_success 'a full disk: exit 73 naming the file, the old export kept, no temporary file left' '
 	if [ "$(id -u)" != 0 ]; then echo "needs root (a tmpfs of its own)"; exit 0; fi
 	mkdir -p small
 	mount -t tmpfs -o size=8k tmpfs small || { echo "cannot mount a tmpfs here"; exit 0; }
@@ -103,7 +103,7 @@ test_expect_success 'a full disk: exit 2 naming the file, the old export kept, n
 	ls -a small >left
 	cat small/out.jsonl >kept
 	umount small
-	cat err && test $rc = 2 && grep -q "cannot write .*small/out.jsonl.*No space left" err &&
+	cat err && test $rc = 73 && grep -q "cannot write .*small/out.jsonl.*No space left" err &&
 	test "$(grep -c . left)" = 3 && grep -qx out.jsonl left && test "$(cat kept)" = old
 '
 

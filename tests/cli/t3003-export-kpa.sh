@@ -146,7 +146,7 @@ test_expect_success 'no temporary file left in DIR' '
 
 test_expect_success 'an existing index.xml is kept: refused without --force' '
 	cp lib/index.xml before.xml &&
-	test_expect_code 2 px export --db "$DB" --kphotoalbum lib 2>err &&
+	test_expect_code 73 px export --db "$DB" --kphotoalbum lib 2>err &&
 	grep -q "index.xml.*--force" err &&
 	cmp before.xml lib/index.xml && test ! -e lib/index.xml~ &&
 	test -z "$(ls -A lib | grep "^\.")"
@@ -164,7 +164,7 @@ test_expect_success '--force replaces it and keeps the old one as index.xml~' '
 test_expect_success 'a failure leaves the old files and no temporary file' '
 	mkdir -p lib2 && mkfix jpeg lib2/x.jpg --seed 9 && age lib2 && px scan --db "$DB" -q lib2 &&
 	mkdir lib2/exif-info.db &&
-	test_expect_code 2 px export --db "$DB" --kphotoalbum lib2 2>err &&
+	test_expect_code 73 px export --db "$DB" --kphotoalbum lib2 2>err &&
 	grep -q "exif-info.db" err &&
 	test ! -e lib2/index.xml && test -d lib2/exif-info.db &&
 	test -z "$(ls -A lib2 | grep "^\.")"
