@@ -32,6 +32,7 @@ typedef struct {
 	PixRunOptions run;
 	PixWalkOptions walk;
 	gboolean is_quick;
+	gboolean is_reread;
 	char **paths;
 } ScanOptions;
 
@@ -197,6 +198,7 @@ int pix_cmd_scan(int argc, char **argv)
 	ScanOptions o = { 0 };
 	GOptionEntry entries[] = {
 		{ "quick", 0, 0, G_OPTION_ARG_NONE, &o.is_quick, "do not list directories whose mtime and ctime are unchanged (misses files edited in place)", NULL },
+		{ "reread", 0, 0, G_OPTION_ARG_NONE, &o.is_reread, "read every file again, changed or not (to fill in what an older photoidx did not read)", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.paths, NULL, "[PATH...]" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL }
 	};
@@ -218,6 +220,11 @@ int pix_cmd_scan(int argc, char **argv)
 	}
 	cfg.walk.is_cross_mounts = o.walk.is_cross_mounts;
 	cfg.is_quick = o.is_quick;
+	cfg.is_reread = o.is_reread;
+	if (o.is_quick && o.is_reread) {
+		options_clear(&o);
+		return pix_cmd_usage_error("scan", "--quick and --reread: --reread reads every file, --quick lists fewer");
+	}
 	gboolean is_json = o.run.is_json, is_quiet = o.run.is_quiet, is_no_wait = o.run.is_no_wait;
 	pix_log_init(is_quiet, o.run.is_verbose);
 

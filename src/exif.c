@@ -189,6 +189,17 @@ static void read_gps(ExifData *ed, ExifByteOrder order, PixMeta *m)
 		m->gps_lon = lon;
 	}
 	ExifContent *gps = ed->ifd[EXIF_IFD_GPS];
+	double hms[3], dir;
+	guint n = 0;
+	const ExifEntry *ts = exif_content_get_entry(gps, EXIF_TAG_GPS_TIME_STAMP);
+	while (n < 3 && get_real(ts, order, n, &hms[n]))
+		n++;
+	g_autofree char *date_stamp = get_string(exif_content_get_entry(gps, EXIF_TAG_GPS_DATE_STAMP));
+	pix_meta_set_gps_time(m, hms, n, date_stamp);
+	if (get_real(exif_content_get_entry(gps, EXIF_TAG_GPS_IMG_DIRECTION), order, 0, &dir)) {
+		g_autofree char *ref = get_string(exif_content_get_entry(gps, EXIF_TAG_GPS_IMG_DIRECTION_REF));
+		pix_meta_set_direction(m, dir, ref);
+	}
 	if (isnan(m->gps_alt_m) &&
 	    get_real(exif_content_get_entry(gps, EXIF_TAG_GPS_ALTITUDE), order, 0, &alt) && isfinite(alt)) {
 		get_int(exif_content_get_entry(gps, EXIF_TAG_GPS_ALTITUDE_REF), order, 0, &alt_ref);
@@ -251,6 +262,15 @@ gboolean pix_exif_read(const guint8 *data, gsize len, PixMeta *m, char **problem
 	    n >= 1 && n <= 8)
 		m->orientation = (int)n;
 	read_gps(ed, order, m);
+	if (get_real(find(ed, EXIF_TAG_APERTURE_VALUE, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &v))
+		pix_meta_set_aperture(m, v);
+	if (get_int(find(ed, EXIF_TAG_EXPOSURE_PROGRAM, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &n))
+		pix_meta_set_code(&m->exposure_program, n, 0, 9, -1);
+	if (get_int(find(ed, EXIF_TAG_METERING_MODE, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &n))
+		pix_meta_set_code(&m->metering_mode, n, 0, 6, 255);
+	if (get_int(find(ed, EXIF_TAG_FLASH, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &n))
+		pix_meta_set_code(&m->flash, n, 0, 0x7f, -1);
+	pix_meta_set_string(&m->description, get_string(find(ed, EXIF_TAG_IMAGE_DESCRIPTION, EXIF_IFD_0, EXIF_IFD_EXIF)));
 
 	if (sink.n_problems > 0) {
 		*problem = g_strdup_printf("corrupt EXIF: %s", sink.first_problem);

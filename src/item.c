@@ -112,6 +112,11 @@ PixMeta *pix_meta_new(void)
 	m->gps_lon = NAN;
 	m->gps_alt_m = NAN;
 	m->duration_s = NAN;
+	m->aperture = NAN;
+	m->exposure_program = -1;
+	m->metering_mode = -1;
+	m->flash = -1;
+	m->gps_direction = NAN;
 	return m;
 }
 
@@ -144,6 +149,17 @@ void pix_meta_fill(PixMeta *dst, const PixMeta *src)
 	}
 	NUM(gps_alt_m);
 	NUM(duration_s);
+	NUM(aperture);
+	INT(exposure_program);
+	INT(metering_mode);
+	INT(flash);
+	STR(gps_time);
+	if (isnan(dst->gps_direction)) {
+		dst->gps_direction = src->gps_direction;
+		g_free(dst->gps_direction_ref);
+		dst->gps_direction_ref = g_strdup(src->gps_direction_ref);
+	}
+	STR(description);
 	if (!dst->has_osdb_hash) {
 		dst->osdb_hash = src->osdb_hash;
 		dst->has_osdb_hash = src->has_osdb_hash;
@@ -162,6 +178,9 @@ void pix_meta_free(PixMeta *m)
 	g_free(m->make);
 	g_free(m->model);
 	g_free(m->lens);
+	g_free(m->gps_time);
+	g_free(m->gps_direction_ref);
+	g_free(m->description);
 	g_free(m);
 }
 

@@ -96,6 +96,15 @@ typedef struct {
 	double gps_lon;
 	double gps_alt_m;
 	double duration_s;  /* video (and audio) duration, NAN if unknown */
+	double aperture;    /* ApertureValue, APEX */
+	int exposure_program; /* EXIF ExposureProgram, -1 unknown */
+	int metering_mode;  /* EXIF MeteringMode, -1 unknown */
+	int flash;          /* EXIF Flash bit field, -1 unknown */
+	char *gps_time;     /* UTC "YYYY-MM-DDTHH:MM:SS[.f]Z", or "HH:MM:SS[.f]"
+	                       without a GPSDateStamp */
+	double gps_direction; /* GPSImgDirection, degrees in [0, 360) */
+	char *gps_direction_ref; /* "T" or "M", or NULL */
+	char *description;  /* ImageDescription / dc:description, trimmed */
 	guint64 osdb_hash;  /* videos: the OpenSubtitles hash (file size plus
 	                       the 64-bit little-endian sums of the first and
 	                       last 64 KiB); valid when has_osdb_hash */

@@ -156,6 +156,27 @@ gboolean pix_meta_coordinate(const double *dms, guint n, const char *ref, char n
 	return TRUE;
 }
 
+void pix_meta_set_code(int *field, gint64 v, gint64 lo, gint64 hi, gint64 other)
+{
+	if (*field < 0 && ((v >= lo && v <= hi) || (other >= 0 && v == other)))
+		*field = (int)v;
+}
+
+void pix_meta_set_aperture(PixMeta *m, double apex)
+{
+	if (isnan(m->aperture) && isfinite(apex) && apex > -2 && apex < 64)
+		m->aperture = apex;
+}
+
+void pix_meta_set_direction(PixMeta *m, double deg, const char *ref)
+{
+	if (!isnan(m->gps_direction) || !isfinite(deg) || deg < 0 || deg > 360)
+		return;
+	m->gps_direction = deg == 360 ? 0 : deg;
+	if (ref != NULL && ref[0] != '\0' && ref[1] == '\0' && strchr("TtMm", ref[0]) != NULL)
+		m->gps_direction_ref = g_strdup(g_ascii_toupper(ref[0]) == 'T' ? "T" : "M");
+}
+
 /* --- text --- */
 
 char *pix_meta_text(const guint8 *data, gsize size)
@@ -251,4 +272,32 @@ gboolean pix_meta_set_exif_date(PixMeta *m, const char *date, const char *subsec
 	pix_meta_set_string(&m->date_tz, parse_offset(offset));
 	m->date_source = source;
 	return TRUE;
+}
+
+void pix_meta_set_gps_time(PixMeta *m, const double *hms, guint n, const char *date_stamp)
+{
+	if (m->gps_time != NULL || n < 3)
+		return;
+	for (guint i = 0; i < 3; i++)
+		if (!isfinite(hms[i]) || hms[i] < 0)
+			return;
+	/* whole hours and minutes, as receivers write them; seconds may carry
+	 * a fraction (kept to the millisecond) */
+	double ms = round(hms[2] * 1000);
+	if (hms[0] != floor(hms[0]) || hms[1] != floor(hms[1]) || hms[0] > 23 || hms[1] > 59 || ms >= 61000)
+		return;
+	int h = (int)hms[0], mi = (int)hms[1], s = (int)(ms / 1000), frac = (int)fmod(ms, 1000);
+	g_autofree char *time = frac != 0 ? g_strdup_printf("%02d:%02d:%02d.%03d", h, mi, s, frac)
+	                                  : g_strdup_printf("%02d:%02d:%02d", h, mi, s);
+	int y = -1, mo = -1, d = -1;
+	if (date_stamp != NULL && strlen(date_stamp) >= 10 && date_stamp[4] == date_stamp[7] &&
+	    (date_stamp[4] == ':' || date_stamp[4] == '-')) {
+		y = pix_meta_digits(date_stamp, 4);
+		mo = pix_meta_digits(date_stamp + 5, 2);
+		d = pix_meta_digits(date_stamp + 8, 2);
+	}
+	if (y >= 1800 && mo >= 1 && mo <= 12 && d >= 1 && g_date_valid_dmy((GDateDay)d, (GDateMonth)mo, (GDateYear)y))
+		m->gps_time = g_strdup_printf("%04d-%02d-%02dT%sZ", y, mo, d, time);
+	else
+		m->gps_time = g_steal_pointer(&time);
 }

@@ -35,6 +35,18 @@ gboolean pix_meta_parse_int(const char *s, gint64 min, gint64 max, gint64 *out);
 gboolean pix_meta_coordinate(const double *dms, guint n, const char *ref, char negative_ref, double limit,
                              double *out);
 
+/* Stores `v` in `*field` when that is still unknown (< 0) and `v` is in
+ * [lo, hi] or equal to `other` (an EXIF code's "other" value, e.g. 255;
+ * pass -1 for none). */
+void pix_meta_set_code(int *field, gint64 v, gint64 lo, gint64 hi, gint64 other);
+/* ApertureValue (APEX) into m->aperture, when still unknown and sane
+ * (-2 < apex < 64: f/0.5 to beyond any lens). */
+void pix_meta_set_aperture(PixMeta *m, double apex);
+/* GPSImgDirection and its reference ("T", "M"; NULL or anything else: not
+ * given) into m->gps_direction and gps_direction_ref, when still unknown
+ * and `deg` is in [0, 360] (360 is north, stored as 0). */
+void pix_meta_set_direction(PixMeta *m, double deg, const char *ref);
+
 /* --- text --- */
 
 /* An ASCII (or UNDEFINED) value of `size` bytes, cut at its first NUL, as
@@ -78,5 +90,13 @@ char *pix_meta_clock_date(gint64 secs);
  */
 gboolean pix_meta_set_exif_date(PixMeta *m, const char *date, const char *subsec, const char *offset,
                                 const char *source);
+/*
+ * The GPS fix's time from GPSTimeStamp (hours, minutes, seconds: the
+ * first `n` of `hms`, n <= 3, UTC) and GPSDateStamp ("YYYY:MM:DD", may be
+ * NULL) into m->gps_time when still unknown: "YYYY-MM-DDTHH:MM:SS[.fff]Z"
+ * with a valid date stamp, else "HH:MM:SS[.fff]".  Nothing when the time
+ * is not one of a day (n < 3 or out of range).
+ */
+void pix_meta_set_gps_time(PixMeta *m, const double *hms, guint n, const char *date_stamp);
 
 #endif

@@ -49,6 +49,7 @@
 #define NS_TIFF "http://ns.adobe.com/tiff/1.0/"
 #define NS_XMP "http://ns.adobe.com/xap/1.0/"
 #define NS_PHOTOSHOP "http://ns.adobe.com/photoshop/1.0/"
+#define NS_DC "http://purl.org/dc/elements/1.1/"
 
 /* How a property's text is read. */
 typedef enum {
@@ -57,6 +58,8 @@ typedef enum {
 	T_LONGITUDE,    /* the same with E or W */
 	T_POSITIVE,     /* a rational "n/d" or a decimal, > 0 */
 	T_NON_NEGATIVE, /* the same, >= 0 */
+	T_REAL,         /* the same, any finite value */
+	T_CODE,         /* an integer 0..255 (an EXIF code) */
 	T_ISO,          /* an integer > 0 */
 	T_ORIENTATION,  /* an integer 1..8 */
 	T_ALT_REF,      /* 0 (above sea level) or 1 (below) */
@@ -83,6 +86,13 @@ typedef enum {
 	P_EXPOSURE,
 	P_FNUMBER,
 	P_FOCAL,
+	P_APERTURE,
+	P_EXPOSURE_PROGRAM,
+	P_METERING_MODE,
+	P_GPS_TIME,
+	P_GPS_DIRECTION,
+	P_GPS_DIRECTION_REF,
+	P_DESCRIPTION,
 	N_PROPS
 } Prop;
 
@@ -110,6 +120,13 @@ static const struct {
 	[P_EXPOSURE] = { NS_EXIF, "ExposureTime", T_POSITIVE, NULL },
 	[P_FNUMBER] = { NS_EXIF, "FNumber", T_POSITIVE, NULL },
 	[P_FOCAL] = { NS_EXIF, "FocalLength", T_POSITIVE, NULL },
+	[P_APERTURE] = { NS_EXIF, "ApertureValue", T_REAL, NULL },
+	[P_EXPOSURE_PROGRAM] = { NS_EXIF, "ExposureProgram", T_CODE, NULL },
+	[P_METERING_MODE] = { NS_EXIF, "MeteringMode", T_CODE, NULL },
+	[P_GPS_TIME] = { NS_EXIF, "GPSTimeStamp", T_DATE, NULL },
+	[P_GPS_DIRECTION] = { NS_EXIF, "GPSImgDirection", T_NON_NEGATIVE, NULL },
+	[P_GPS_DIRECTION_REF] = { NS_EXIF, "GPSImgDirectionRef", T_TEXT, NULL },
+	[P_DESCRIPTION] = { NS_DC, "description", T_TEXT, NULL },
 };
 
 /* --- values --- */
@@ -167,6 +184,10 @@ static gboolean is_usable(Type t, const char *s)
 		return pix_meta_parse_rational(s, &v) && v > 0;
 	case T_NON_NEGATIVE:
 		return pix_meta_parse_rational(s, &v) && v >= 0;
+	case T_REAL:
+		return pix_meta_parse_rational(s, &v);
+	case T_CODE:
+		return pix_meta_parse_int(s, 0, 255, &n);
 	case T_ISO:
 		return pix_meta_parse_int(s, 1, G_MAXINT32, &n);
 	case T_ORIENTATION:
@@ -461,6 +482,23 @@ static void apply_real(Xmp *x, Prop p, double *field)
 		pix_meta_parse_rational(x->values[p], field);
 }
 
+/* exif:GPSTimeStamp, an XMP date (UTC unless it says otherwise), as the
+ * EXIF reader's gps_time. */
+static void apply_gps_time(Xmp *x, PixMeta *m)
+{
+	g_autofree char *date = NULL, *tz = NULL;
+	if (m->gps_time != NULL || x->values[P_GPS_TIME] == NULL || !pix_meta_parse_date(x->values[P_GPS_TIME], &date, &tz))
+		return;
+	g_autoptr(GTimeZone) zone = tz != NULL ? g_time_zone_new_identifier(tz) : g_time_zone_new_utc();
+	g_autoptr(GDateTime) t = zone != NULL ? g_date_time_new_from_iso8601(date, zone) : NULL;
+	g_autoptr(GDateTime) utc = t != NULL ? g_date_time_to_utc(t) : NULL;
+	if (utc == NULL)
+		return;
+	double hms[3] = { g_date_time_get_hour(utc), g_date_time_get_minute(utc), g_date_time_get_seconds(utc) };
+	g_autofree char *day = g_date_time_format(utc, "%Y:%m:%d");
+	pix_meta_set_gps_time(m, hms, 3, day);
+}
+
 /* The values collected into the fields of `m` still unknown. */
 static void apply(Xmp *x, PixMeta *m)
 {
@@ -490,6 +528,17 @@ static void apply(Xmp *x, PixMeta *m)
 		m->gps_lat = lat;
 		m->gps_lon = lon;
 	}
+	double v;
+	if (x->values[P_APERTURE] != NULL && pix_meta_parse_rational(x->values[P_APERTURE], &v))
+		pix_meta_set_aperture(m, v);
+	if (x->values[P_EXPOSURE_PROGRAM] != NULL && pix_meta_parse_int(x->values[P_EXPOSURE_PROGRAM], 0, 255, &n))
+		pix_meta_set_code(&m->exposure_program, n, 0, 9, -1);
+	if (x->values[P_METERING_MODE] != NULL && pix_meta_parse_int(x->values[P_METERING_MODE], 0, 255, &n))
+		pix_meta_set_code(&m->metering_mode, n, 0, 6, 255);
+	if (x->values[P_GPS_DIRECTION] != NULL && pix_meta_parse_rational(x->values[P_GPS_DIRECTION], &v))
+		pix_meta_set_direction(m, v, x->values[P_GPS_DIRECTION_REF]);
+	apply_gps_time(x, m);
+	apply_text(x, P_DESCRIPTION, &m->description);
 	if (isnan(m->gps_alt_m) && x->values[P_ALTITUDE] != NULL) {
 		apply_real(x, P_ALTITUDE, &m->gps_alt_m);
 		if (x->values[P_ALTITUDE_REF] != NULL && pix_meta_parse_int(x->values[P_ALTITUDE_REF], 1, 1, &n))

@@ -253,6 +253,7 @@ static void scan_start(gpointer data, PixQueue *to_read, PixQueue *to_store)
 	s->plan = (PlanArgs){ .cfg = { .catalog = s->plan_reader, .roots = s->cfg->roots, .in = s->listings,
 	                               .to_read = to_read, .to_store = to_store,
 	                               .device_class = s->cfg->device_class, .busy_files = s->cfg->busy_files,
+	                               .is_reread = s->cfg->is_reread,
 	                               .mount_roots = s->cfg->mount_roots } };
 	s->walker = g_thread_new("pix-walk", walk_main, &s->walk);
 	s->planner = g_thread_new("pix-plan", plan_main, &s->plan);

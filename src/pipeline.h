@@ -28,6 +28,7 @@ typedef struct {
 	guint batch_items;        /* commit after this many items ... */
 	gint64 batch_us;          /* ... or this long, whichever comes first */
 	gboolean is_progress;     /* show a status line on stderr */
+	gboolean is_reread;       /* read every file, changed or not (plan.h) */
 	gboolean is_quick;        /* the mlocate rule: directories whose mtime and
 	                             ctime are as last listed are not listed */
 	/* for watch: */

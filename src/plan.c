@@ -19,7 +19,8 @@
  *     its own (both in `claimed`), never both.
  *  3. A file is sent to the readers only when its row is absent, differs
  *     in device, inode, size, mtime or ctime, has no MD5, or is flagged for
- *     a recheck; an unchanged file is never opened.
+ *     a recheck (or the run is a --reread); an unchanged file is never
+ *     opened.
  *  4. The PIX_ACT_DIR item of a directory is pushed to the store before any
  *     item of its files is pushed anywhere (the store assigns new
  *     directories their id before their files need it).
@@ -138,7 +139,7 @@ static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e, GHashTable *l
 		item->st = e->st;
 		item->old_path = g_steal_pointer(&old_path);
 		/* the content is known unless the row never had a good read */
-		item->is_read = !(row->has_md5 && S_ISREG(row->st.mode) && !row->is_recheck);
+		item->is_read = !(row->has_md5 && S_ISREG(row->st.mode) && !row->is_recheck) || p->cfg->is_reread;
 		g_hash_table_add(p->claimed, GSIZE_TO_POINTER((gsize)row->id));
 		return item;
 	}
@@ -283,7 +284,7 @@ static void plan_listing(Plan *p, PixListing *l)
 		}
 		if (row != NULL) {
 			if (row->state != PIX_STATE_MISSING && is_same_file(dir, &row->st, &e->st) &&
-			    S_ISREG(row->st.mode) && row->has_md5 && !row->is_recheck) {
+			    S_ISREG(row->st.mode) && row->has_md5 && !row->is_recheck && !p->cfg->is_reread) {
 				pix_count_add(PIX_N_UNCHANGED, 1);
 				continue;
 			}

@@ -36,6 +36,9 @@ typedef struct {
 	PixQueue *to_read;      /* PixItem to read; plan closes it once */
 	PixQueue *to_store;     /* PixItem to write; plan closes its producer slot once */
 	PixDeviceClass device_class; /* how to order reads (sched.h) */
+	gboolean is_reread;      /* every file is read again, as if flagged for a
+	                            recheck (`scan --reread`: metadata a newer
+	                            photoidx reads that an older one did not) */
 	GHashTable *busy_files;  /* full paths of files still being written
 	                            (watch): left as the catalog has them, or
 	                            NULL (borrowed, read-only while plan runs) */

@@ -28,6 +28,8 @@ const char *const pix_column_names[PIX_N_COLS] = {
 	"verify_state", "date_taken", "date_tz", "date_source", "make", "model", "lens", "exposure_s",
 	"fnumber", "iso", "focal_mm", "orientation", "width", "height", "gps_lat", "gps_lon", "gps_alt_m",
 	"duration_s", "osdb_hash", "sidecar_id", "volume", "volume_label", "rel_path",
+	"aperture", "exposure_program", "metering_mode", "flash", "gps_time", "gps_direction",
+	"gps_direction_ref", "description",
 };
 
 /* The mean radius of the Earth (IUGG), metres. */

@@ -212,8 +212,10 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_META_REPLACE] =
 		"INSERT OR REPLACE INTO meta (file_id, date_taken, date_tz, date_source, make, model, lens,"
 		" exposure_s, fnumber, iso, focal_mm, orientation, width, height, gps_lat, gps_lon,"
-		" gps_alt_m, duration_s, osdb_hash)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+		" gps_alt_m, duration_s, osdb_hash, aperture, exposure_program, metering_mode, flash, gps_time,"
+		" gps_direction, gps_direction_ref, description)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
+		" ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
 	[ST_META_DELETE] = "DELETE FROM meta WHERE file_id = ?1",
 	[ST_CHANGE_INSERT] =
 		"INSERT INTO changes (scan_id, file_id, at, kind, old_path, new_path, old_md5, new_md5,"
@@ -1648,6 +1650,14 @@ static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, GError *
 		g_snprintf(hex, sizeof hex, "%016" G_GINT64_MODIFIER "x", m->osdb_hash);
 		sqlite3_bind_text(st, 19, hex, -1, SQLITE_TRANSIENT);
 	}
+	bind_double_or_null(st, 20, m->aperture);
+	bind_int_or_null(st, 21, m->exposure_program);
+	bind_int_or_null(st, 22, m->metering_mode);
+	bind_int_or_null(st, 23, m->flash);
+	bind_text_or_null(st, 24, m->gps_time);
+	bind_double_or_null(st, 25, m->gps_direction);
+	bind_text_or_null(st, 26, m->gps_direction_ref);
+	bind_text_or_null(st, 27, m->description);
 	return step_done(s, st, "cannot write metadata", error);
 }
 

@@ -244,6 +244,9 @@ enum {
 	TAG_FOCAL_LENGTH = 0x920a, TAG_MAKER_NOTE = 0x927c,
 	TAG_SUBSEC = 0x9290, TAG_SUBSEC_ORIGINAL = 0x9291, TAG_SUBSEC_DIGITIZED = 0x9292,
 	TAG_LENS_MODEL = 0xa434,
+	TAG_IMAGE_DESCRIPTION = 0x010e, TAG_EXPOSURE_PROGRAM = 0x8822, TAG_APERTURE = 0x9202,
+	TAG_METERING_MODE = 0x9207, TAG_FLASH = 0x9209,
+	TAG_GPS_TIME = 7, TAG_GPS_DIRECTION_REF = 0x10, TAG_GPS_DIRECTION = 0x11, TAG_GPS_DATE = 0x1d,
 	TAG_STRIP_OFFSETS = 0x0111, TAG_STRIP_BYTE_COUNTS = 0x0117,
 	TAG_TILE_OFFSETS = 0x0144, TAG_TILE_BYTE_COUNTS = 0x0145,
 	TAG_JPEG_OFFSET = 0x0201, TAG_JPEG_LENGTH = 0x0202,
@@ -719,6 +722,15 @@ static void read_fields(const Reader *r, const Dir *ifd0, const Dir *exif, const
 		if (entry_int(r, iso, i, &n) && n > 0)
 			m->iso = n;
 	}
+	if (entry_real(r, find2(exif, ifd0, TAG_APERTURE), 0, &v))
+		pix_meta_set_aperture(m, v);
+	if (entry_int(r, find2(exif, ifd0, TAG_EXPOSURE_PROGRAM), 0, &n))
+		pix_meta_set_code(&m->exposure_program, n, 0, 9, -1);
+	if (entry_int(r, find2(exif, ifd0, TAG_METERING_MODE), 0, &n))
+		pix_meta_set_code(&m->metering_mode, n, 0, 6, 255);
+	if (entry_int(r, find2(exif, ifd0, TAG_FLASH), 0, &n))
+		pix_meta_set_code(&m->flash, n, 0, 0x7f, -1);
+	pix_meta_set_string(&m->description, m->description ? NULL : entry_text(r, find2(ifd0, exif, TAG_IMAGE_DESCRIPTION)));
 	/* IFD1 (the thumbnail) as a last resort */
 	if (m->orientation < 0 && (entry_int(r, find2(ifd0, exif, TAG_ORIENTATION), 0, &n) ||
 	                           entry_int(r, dir_find(ifd1, TAG_ORIENTATION), 0, &n)) &&
@@ -748,6 +760,16 @@ static void read_gps(const Reader *r, const Dir *gps, PixMeta *m)
 	    read_coordinate(r, gps, TAG_GPS_LON, TAG_GPS_LON_REF, 'W', 180.0, &lon)) {
 		m->gps_lat = lat;
 		m->gps_lon = lon;
+	}
+	double hms[3], dir;
+	guint n = 0;
+	while (n < 3 && entry_real(r, dir_find(gps, TAG_GPS_TIME), n, &hms[n]))
+		n++;
+	g_autofree char *date_stamp = entry_text(r, dir_find(gps, TAG_GPS_DATE));
+	pix_meta_set_gps_time(m, hms, n, date_stamp);
+	if (entry_real(r, dir_find(gps, TAG_GPS_DIRECTION), 0, &dir)) {
+		g_autofree char *ref = entry_text(r, dir_find(gps, TAG_GPS_DIRECTION_REF));
+		pix_meta_set_direction(m, dir, ref);
 	}
 	if (isnan(m->gps_alt_m) && entry_real(r, dir_find(gps, TAG_GPS_ALT), 0, &alt)) {
 		entry_int(r, dir_find(gps, TAG_GPS_ALT_REF), 0, &alt_ref);

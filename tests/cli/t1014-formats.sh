@@ -149,7 +149,8 @@ test_expect_success 'the OpenSubtitles hash is the size plus the 64-bit sums of 
 # The catalog of a scan, taken back to schema 2 as an older photoidx left
 # it: no 0003 columns, index or view, and no metadata for the movie (nor
 # the views and index of 0004, which stand on file_info, nor the volumes
-# of 0005, whose tables are made again as they were).
+# of 0005, whose tables are made again as they were, nor the columns of
+# 0006).
 downgrade() {
 	sqlite3 -bail "$1" "PRAGMA foreign_keys = OFF; BEGIN;
 		DROP VIEW photos; DROP VIEW duplicates; DROP VIEW file_info; DROP INDEX meta_by_gps;
@@ -175,6 +176,9 @@ downgrade() {
 		DROP INDEX files_sidecars; DROP INDEX files_with_sidecar; DROP INDEX files_by_sidecar;
 		ALTER TABLE files DROP COLUMN sidecar_id; ALTER TABLE meta DROP COLUMN lent;
 		ALTER TABLE meta DROP COLUMN duration_s; ALTER TABLE meta DROP COLUMN osdb_hash;" &&
+	for c in aperture exposure_program metering_mode flash gps_time gps_direction gps_direction_ref description; do
+		sqlite3 -bail "$1" "ALTER TABLE meta DROP COLUMN $c" || return 1
+	done &&
 	sed -n "/^DROP VIEW file_info;/,\$ p" "$REPO/schema/0002-verify-quick.sql" | tail -n +2 | sqlite3 -bail "$1" &&
 	sqlite3 -bail "$1" "DELETE FROM meta WHERE file_id IN (SELECT id FROM files WHERE name = 'clip.mov');
 		UPDATE files SET recheck = 0; PRAGMA user_version = 2"

@@ -86,6 +86,14 @@ static const char usage_text[] =
     "  --focal N/D              Exif FocalLength (RATIONAL)\n"
     "  --iso N                  Exif ISO (SHORT)\n"
     "  --gps LAT,LON[,ALT]      GPS IFD from signed decimal degrees / metres\n"
+    "  --gps-time H,M,S[,DATE]  with --gps: GPSTimeStamp (3 RATIONALs, S may be\n"
+    "                           N/D) and GPSDateStamp \"YYYY:MM:DD\"\n"
+    "  --gps-direction N/D[,R]  with --gps: GPSImgDirection, GPSImgDirectionRef R\n"
+    "  --description S          IFD0 ImageDescription\n"
+    "  --aperture N/D           Exif ApertureValue (RATIONAL, APEX)\n"
+    "  --exposure-program N     Exif ExposureProgram (SHORT)\n"
+    "  --metering N             Exif MeteringMode (SHORT)\n"
+    "  --flash N                Exif Flash (SHORT)\n"
     "jpeg only:\n"
     "  --no-exif                no APP1 Exif segment (metadata options ignored)\n"
     "  --app-before N           N dummy APPn segments before the Exif APP1\n"
@@ -227,7 +235,11 @@ struct options {
     int have_width, have_height;
     int have_exif_size;
     uint32_t exif_w, exif_h;
-    const char *make, *model, *lens, *software;
+    const char *make, *model, *lens, *software, *description;
+    const char *gps_time, *gps_direction;
+    int have_aperture, have_program, have_metering, have_flash;
+    struct rational aperture;
+    uint32_t program, metering, flash;
     const char *date, *modify_date, *offset, *subsec;
     int have_exposure, have_fnumber, have_focal;
     struct rational exposure, fnumber, focal;
@@ -396,6 +408,24 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->make = VALUE("--make");
         } else if (opt_is(a, "--model")) {
             o->model = VALUE("--model");
+        } else if (opt_is(a, "--description")) {
+            o->description = VALUE("--description");
+        } else if (opt_is(a, "--gps-time")) {
+            o->gps_time = VALUE("--gps-time");
+        } else if (opt_is(a, "--gps-direction")) {
+            o->gps_direction = VALUE("--gps-direction");
+        } else if (opt_is(a, "--aperture")) {
+            o->aperture = parse_rational("--aperture", VALUE("--aperture"));
+            o->have_aperture = 1;
+        } else if (opt_is(a, "--exposure-program")) {
+            o->program = (uint32_t)parse_uint("--exposure-program", VALUE("--exposure-program"), 0, 65535);
+            o->have_program = 1;
+        } else if (opt_is(a, "--metering")) {
+            o->metering = (uint32_t)parse_uint("--metering", VALUE("--metering"), 0, 65535);
+            o->have_metering = 1;
+        } else if (opt_is(a, "--flash")) {
+            o->flash = (uint32_t)parse_uint("--flash", VALUE("--flash"), 0, 65535);
+            o->have_flash = 1;
         } else if (opt_is(a, "--lens")) {
             o->lens = VALUE("--lens");
         } else if (opt_is(a, "--software")) {
@@ -716,10 +746,42 @@ static void add_gps(const struct options *o, struct ifd *gps, int jpeg)
         ifd_add(gps, 0x0005, TT_BYTE, 1)->num[0] = o->alt < 0 && mm ? 1 : 0;
         ifd_rational(gps, 0x0006, (struct rational){ mm, 1000 });
     }
+    char *date_stamp = NULL;
+    if (o->gps_time) {
+        /* "H,M,S[,YYYY:MM:DD]": copied, the pieces live as long as the tags */
+        char *s = strdup(o->gps_time), *parts[4] = { 0 };
+        int n = 0;
+        if (!s)
+            die_oom();
+        for (char *p = strtok(s, ","); p && n < 4; p = strtok(NULL, ","))
+            parts[n++] = p;
+        if (n < 3)
+            die_usage("--gps-time: expected H,M,S[,YYYY:MM:DD]");
+        struct tag *ts = ifd_add(gps, 0x0007, TT_RATIONAL, 3);
+        for (int i = 0; i < 3; i++) {
+            struct rational r = parse_rational("--gps-time", parts[i]);
+            ts->num[2 * i] = r.num;
+            ts->num[2 * i + 1] = r.den;
+        }
+        date_stamp = parts[3];
+    }
+    if (o->gps_direction) {
+        char *s = strdup(o->gps_direction);
+        if (!s)
+            die_oom();
+        char *ref = strchr(s, ',');
+        if (ref)
+            *ref++ = '\0';
+        if (ref)
+            ifd_ascii(gps, 0x0010, ref);
+        ifd_rational(gps, 0x0011, parse_rational("--gps-direction", s));
+    }
     /* exiftool -validate treats this tag as mandatory in a TIFF's GPS IFD
      * (optional in JPEG), so TIFF fixtures carry it to validate cleanly. */
     if (!jpeg)
         ifd_undefined(gps, 0x001b, gps_method, sizeof gps_method);
+    if (date_stamp)
+        ifd_ascii(gps, 0x001d, date_stamp);
 }
 
 /* Adds the option-driven metadata shared by JPEG and TIFF output. */
@@ -728,6 +790,8 @@ static void add_metadata(const struct options *o, struct tiff_dirs *t, int jpeg)
     static const struct rational dpi72 = { 72, 1 };
     struct ifd *ifd0 = &t->ifd0, *exif = &t->exif;
 
+    if (o->description)
+        ifd_ascii(ifd0, 0x010e, o->description);
     if (o->make)
         ifd_ascii(ifd0, 0x010f, o->make);
     if (o->model)
@@ -748,6 +812,8 @@ static void add_metadata(const struct options *o, struct tiff_dirs *t, int jpeg)
         ifd_rational(exif, 0x829a, o->exposure);
     if (o->have_fnumber)
         ifd_rational(exif, 0x829d, o->fnumber);
+    if (o->have_program)
+        ifd_short(exif, 0x8822, o->program);
     if (o->have_iso)
         ifd_short(exif, 0x8827, o->iso);
     if (o->date) {
@@ -756,6 +822,12 @@ static void add_metadata(const struct options *o, struct tiff_dirs *t, int jpeg)
     }
     if (o->offset)
         ifd_ascii(exif, 0x9011, o->offset);
+    if (o->have_aperture)
+        ifd_rational(exif, 0x9202, o->aperture);
+    if (o->have_metering)
+        ifd_short(exif, 0x9207, o->metering);
+    if (o->have_flash)
+        ifd_short(exif, 0x9209, o->flash);
     if (o->have_focal)
         ifd_rational(exif, 0x920a, o->focal);
     if (o->subsec)
