@@ -2211,6 +2211,9 @@ gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 
 			is_ok = batch_put(s, &b, item, item->action == PIX_ACT_ADD, error);
 		}
 		if (!is_ok) {
+			/* a look-up that failed (is_to_defer) leaves the batch open:
+			 * what it holds is not committed with the run's end */
+			rollback_batch(s);
 			is_failed = TRUE;
 			pix_request_stop();
 		}
