@@ -24,6 +24,17 @@
  *  4. The PIX_ACT_DIR item of a directory is pushed to the store before any
  *     item of its files is pushed anywhere (the store assigns new
  *     directories their id before their files need it).
+ *  5. Between listings, files planned for reading wait in `to_read` only on
+ *     a rotational disk, and fewer than SCHED_WINDOW of them (memory stays
+ *     bounded by the largest directory plus one window).
+ *
+ * item_check() asserts 1 to 4 for each item plan hands on or defers, and
+ * plan_check() 5 after each listing.  Not checked there: the lstat() half
+ * of 1 (lstat()ing again would cost a system call per missing file, and
+ * could see a file that reappeared since), and the "never under a
+ * directory that could not be listed" of 1 for the rows of directories
+ * the walk did not reach (finish() finds those through the catalog and
+ * lstat(); plan is not told which directories a walk could not enter).
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "plan.h"
@@ -44,6 +55,11 @@ typedef struct {
 	GHashTable *unsafe_roots;   /* root paths not to mark anything missing under */
 	GPtrArray *vanished;        /* PixItem (PIX_ACT_MISSING), deferred */
 	GPtrArray *to_read;         /* PixItem planned for reading, not yet ordered */
+	const PixListing *listing;  /* the listing being planned, once its
+	                               PIX_ACT_DIR item is pushed; NULL between
+	                               listings (borrowed) */
+	gboolean is_walk_done;      /* the walk ran to its end (no stop request, no
+	                               error): finish() may mark rows missing */
 	GError *error;
 } Plan;
 
@@ -83,6 +99,15 @@ static gboolean is_claimed(Plan *p, gint64 id)
 {
 	return g_hash_table_contains(p->claimed, GSIZE_TO_POINTER((gsize)id));
 }
+
+/* Decides row `id` for this scan (invariant 2: it was not decided yet). */
+static void claim(Plan *p, gint64 id)
+{
+	gboolean is_new = g_hash_table_add(p->claimed, GSIZE_TO_POINTER((gsize)id));
+	g_assert(is_new);
+}
+
+static gboolean item_check(Plan *p, const PixItem *item, gboolean is_recheck);
 
 /* Whether the catalog has any file on `dev` (cached): without any, no new
  * file can be a moved one and the inode look-ups are skipped. */
@@ -140,7 +165,8 @@ static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e, GHashTable *l
 		item->old_path = g_steal_pointer(&old_path);
 		/* the content is known unless the row never had a good read */
 		item->is_read = !(row->has_md5 && S_ISREG(row->st.mode) && !row->is_recheck) || p->cfg->is_reread;
-		g_hash_table_add(p->claimed, GSIZE_TO_POINTER((gsize)row->id));
+		claim(p, row->id);
+		g_assert(item_check(p, item, row->is_recheck || p->cfg->is_reread));
 		return item;
 	}
 	return NULL;
@@ -164,6 +190,52 @@ static PixItem *missing_item(PixDir *dir, const PixFileRow *row)
 	return item;
 }
 
+/*
+ * Invariants 1 to 4 for `item`, which plan is about to hand on (or, a
+ * PIX_ACT_MISSING, to defer): an item of a file comes from the complete
+ * listing of its directory, after that directory's PIX_ACT_DIR item (4),
+ * or from finish() once the walk has ended (1); a row re-read or moved
+ * has been claimed, a row marked missing has not (2); a file is read only
+ * when it is new, its row is missing or differs from it, has no MD5 or is
+ * flagged for a recheck (`is_recheck`: the row's flag, or a --reread run) (3).
+ */
+static gboolean item_check(Plan *p, const PixItem *item, gboolean is_recheck)
+{
+	const PixListing *l = p->listing;
+
+	if (item->dir == NULL || (item->name == NULL) != (item->action == PIX_ACT_DIR_MISSING))
+		return FALSE;
+	if (l != NULL ? item->dir != l->dir || !l->is_complete || l->is_unlisted : !p->is_walk_done)
+		return FALSE;
+	switch (item->action) {
+	case PIX_ACT_ADD:
+		return item->row_id == 0 && (!item->is_read || S_ISREG(item->st.mode));
+	case PIX_ACT_CHANGE:
+		if (item->row_id <= 0 || l == NULL)
+			return FALSE;
+		if (!item->is_read)
+			return item->error != NULL;     /* not a file now: recorded, not read */
+		return is_claimed(p, item->row_id) && S_ISREG(item->st.mode) &&
+		       (item->was_missing || !is_same_file(item->dir, &item->old_st, &item->st) ||
+		        !S_ISREG(item->old_st.mode) || !item->has_old_md5 || is_recheck);
+	case PIX_ACT_MOVE:
+		return item->row_id > 0 && l != NULL && is_claimed(p, item->row_id) && item->old_path != NULL &&
+		       item->is_read == (!item->has_old_md5 || !S_ISREG(item->old_st.mode) || is_recheck);
+	case PIX_ACT_MISSING:
+		return item->row_id > 0 && !is_claimed(p, item->row_id) && !item->is_read;
+	case PIX_ACT_DIR_MISSING:
+		return l == NULL && item->dir->id > 0;
+	default:
+		return FALSE;   /* plan_listing() pushes the PIX_ACT_DIR items */
+	}
+}
+
+/* Invariant 5, after a listing. */
+static gboolean plan_check(const Plan *p)
+{
+	return p->cfg->device_class == PIX_DEVICE_ROTATIONAL ? p->to_read->len < SCHED_WINDOW : p->to_read->len == 0;
+}
+
 /* An entry that is not read: a special file, or one that cannot be stat'ed. */
 static void plan_unreadable(Plan *p, PixDir *dir, const PixEntry *e, PixFileRow *row)
 {
@@ -176,6 +248,7 @@ static void plan_unreadable(Plan *p, PixDir *dir, const PixEntry *e, PixFileRow 
 			return;         /* unreadable is not gone, nor changed */
 		PixItem *item = pix_item_new(PIX_ACT_ADD, dir, e->name);
 		pix_item_set_error(item, "cannot stat: %s", g_strerror(e->stat_errno));
+		g_assert(item_check(p, item, FALSE));
 		pix_queue_push(p->cfg->to_store, item);
 		return;
 	}
@@ -189,6 +262,7 @@ static void plan_unreadable(Plan *p, PixDir *dir, const PixEntry *e, PixFileRow 
 		set_old(item, row);
 	item->st = e->st;
 	pix_item_set_error(item, "not read: it is %s", file_type_name(e->st.mode));
+	g_assert(item_check(p, item, FALSE));
 	pix_queue_push(p->cfg->to_store, item);
 }
 
@@ -204,6 +278,15 @@ static gboolean is_guarded_root(const Plan *p, const PixDir *dir)
 		if (strcmp(*r, dir->path) == 0)
 			return TRUE;
 	return FALSE;
+}
+
+/* Pushes the PIX_ACT_DIR item of the directory of `l`, which makes it the
+ * listing whose files' items may follow (invariant 4). */
+static void push_dir(Plan *p, const PixListing *l)
+{
+	g_assert(p->listing == NULL);
+	pix_queue_push(p->cfg->to_store, pix_item_new(PIX_ACT_DIR, l->dir, NULL));
+	p->listing = l;
 }
 
 static void plan_listing(Plan *p, PixListing *l)
@@ -224,7 +307,7 @@ static void plan_listing(Plan *p, PixListing *l)
 		g_hash_table_add(p->visited, GSIZE_TO_POINTER((gsize)drow->id));
 		pix_dir_row_free(drow);
 	}
-	pix_queue_push(p->cfg->to_store, pix_item_new(PIX_ACT_DIR, dir, NULL));
+	push_dir(p, l);
 	if (l->is_unlisted) {
 		/* --quick: as the catalog has it */
 		pix_count_add(PIX_N_UNCHANGED, l->n_known_files);
@@ -293,7 +376,8 @@ static void plan_listing(Plan *p, PixListing *l)
 			item->st = e->st;
 			item->is_read = TRUE;
 			/* decided: no later directory may take it as moved */
-			g_hash_table_add(p->claimed, GSIZE_TO_POINTER((gsize)row->id));
+			claim(p, row->id);
+			g_assert(item_check(p, item, row->is_recheck || p->cfg->is_reread));
 			g_ptr_array_add(reads, item);
 			continue;
 		}
@@ -302,6 +386,7 @@ static void plan_listing(Plan *p, PixListing *l)
 			item = pix_item_new(PIX_ACT_ADD, dir, e->name);
 			item->st = e->st;
 			item->is_read = TRUE;
+			g_assert(item_check(p, item, FALSE));
 		}
 		if (item->is_read)
 			g_ptr_array_add(reads, item);
@@ -317,8 +402,11 @@ static void plan_listing(Plan *p, PixListing *l)
 		PixFileRow *row = value;
 		if (row->state == PIX_STATE_MISSING || is_claimed(p, row->id))
 			continue;
-		if (pix_path_is_gone(dir->path, row->name))
-			g_ptr_array_add(p->vanished, missing_item(dir, row));
+		if (pix_path_is_gone(dir->path, row->name)) {
+			PixItem *item = missing_item(dir, row);
+			g_assert(item_check(p, item, FALSE));
+			g_ptr_array_add(p->vanished, item);
+		}
 	}
 
 	for (guint i = 0; i < reads->len; i++)
@@ -348,6 +436,7 @@ static void finish(Plan *p)
 		if (is_claimed(p, item->row_id) || !pix_path_is_gone(item->dir->path, item->name))
 			continue;
 		g_ptr_array_index(p->vanished, i) = NULL;
+		g_assert(item_check(p, item, FALSE));
 		pix_queue_push(p->cfg->to_store, item);
 	}
 	for (char **root = p->cfg->roots; *root != NULL && p->error == NULL; root++) {
@@ -366,10 +455,15 @@ static void finish(Plan *p)
 			g_autoptr(GPtrArray) rows = pix_store_dir_files(p->cfg->catalog, drow->id, &p->error);
 			for (guint j = 0; rows != NULL && j < rows->len; j++) {
 				PixFileRow *row = g_ptr_array_index(rows, j);
-				if (row->state != PIX_STATE_MISSING && !is_claimed(p, row->id))
-					pix_queue_push(p->cfg->to_store, missing_item(dir, row));
+				if (row->state != PIX_STATE_MISSING && !is_claimed(p, row->id)) {
+					PixItem *item = missing_item(dir, row);
+					g_assert(item_check(p, item, FALSE));
+					pix_queue_push(p->cfg->to_store, item);
+				}
 			}
-			pix_queue_push(p->cfg->to_store, pix_item_new(PIX_ACT_DIR_MISSING, dir, NULL));
+			PixItem *item = pix_item_new(PIX_ACT_DIR_MISSING, dir, NULL);
+			g_assert(item_check(p, item, FALSE));
+			pix_queue_push(p->cfg->to_store, item);
 		}
 	}
 }
@@ -390,12 +484,15 @@ gboolean pix_plan_run(const PixPlanConfig *cfg, GError **error)
 	while ((l = pix_queue_pop(cfg->in)) != NULL) {
 		if (p.error == NULL && !pix_stop_requested()) {
 			plan_listing(&p, l);
+			p.listing = NULL;
+			g_assert(plan_check(&p));
 			if (p.error != NULL)
 				pix_request_stop();
 		}
 		pix_listing_free(l);
 	}
 	if (p.error == NULL && !pix_stop_requested()) {
+		p.is_walk_done = TRUE;
 		flush_reads(&p);
 		finish(&p);
 	}

@@ -14,9 +14,14 @@
  * Invariants:
  *  1. Only a writer holding the lock file's flock writes; it holds the lock
  *     from pix_store_open() to pix_store_free().
- *  2. in_batch is TRUE exactly when a BEGIN IMMEDIATE is open on the writer;
- *     a failed statement inside it rolls the whole batch back, so the
- *     catalog only ever holds whole batches.
+ *  2. in_batch is TRUE exactly when a BEGIN IMMEDIATE is open on the writer
+ *     (sqlite3_get_autocommit() is 0), and a reader never opens a
+ *     transaction; a failed statement inside it rolls the whole batch back,
+ *     so the catalog only ever holds whole batches.  (A migration's own
+ *     transaction, invariant 4, opens and closes inside pix_store_open().
+ *     SQLite itself ends a transaction on some errors, SQLITE_FULL or
+ *     SQLITE_IOERR, so the two may differ from a failed statement to the
+ *     rollback_batch() that follows it, never beyond.)
  *  3. A file row's change-log entries are written in the same transaction
  *     as the change to the row.
  *  4. user_version is the number of migrations applied, each applied in its
@@ -24,6 +29,12 @@
  *  5. A run begun by pix_store_begin_scan() and ended by
  *     pix_store_end_scan() is never left 'running', full disk or not: its
  *     end is recorded first, in the reserved room if need be.
+ *
+ * store_check() asserts 1 (as far as the lock fd) and 2 where a batch
+ * begins or ends and where the writer's entry points start.  Not checked
+ * there: 3 to 5, which hold by the order of statements within a
+ * transaction (reading the change log or the scans table back would cost
+ * a query per item).
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "store.h"
@@ -279,7 +290,7 @@ struct PixStore {
 static gboolean store_check(PixStore *s)
 {
 	return s != NULL && s->db != NULL && (s->mode == PIX_STORE_WRITE) == (s->lock_fd >= 0) &&
-	       (!s->in_batch || s->mode == PIX_STORE_WRITE);
+	       (!s->in_batch || s->mode == PIX_STORE_WRITE) && s->in_batch == !sqlite3_get_autocommit(s->db);
 }
 
 int pix_store_schema_version(void)
@@ -824,6 +835,7 @@ static gboolean begin_batch(PixStore *s, GError **error)
 		return FALSE;
 	s->in_batch = TRUE;
 	s->now_s = now_seconds();
+	g_assert(store_check(s));
 	return TRUE;
 }
 
@@ -838,6 +850,8 @@ static void rollback_batch(PixStore *s)
 		g_array_set_size(s->dirty, 0);
 	/* volumes the batch inserted are gone with it */
 	g_hash_table_remove_all(s->volume_ids);
+	/* ROLLBACK ends the transaction even when it reports an error */
+	g_assert(store_check(s));
 }
 
 /* A file the batch wrote, by its path (its row id may be new). */
@@ -998,6 +1012,7 @@ gboolean pix_store_commit(PixStore *s, GError **error)
 		return FALSE;
 	}
 	s->in_batch = FALSE;
+	g_assert(store_check(s));
 	for (int c = 0; c < PIX_N_COUNTERS; c++) {
 		if (s->counts[c] != 0)
 			pix_count_add((PixCounter)c, s->counts[c]);
@@ -1420,6 +1435,7 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 	g_autoptr(GString) display = g_string_new(NULL);
 	gint64 now = now_seconds();
 
+	g_assert(store_check(s));
 	for (char **r = roots; *r != NULL; r++) {
 		g_autofree char *q = pix_quote(*r);
 		g_string_append_printf(display, "%s%s", display->len ? "\n" : "", q);
@@ -1580,7 +1596,7 @@ gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GEr
 {
 	g_autoptr(GError) local = NULL;
 
-	g_assert(s->scan_id > 0);
+	g_assert(store_check(s) && s->scan_id > 0);
 	if (!record_end_in_room(s, state, exit_status, error))
 		return FALSE;
 	if (ensure_md5_index(s, &local))
@@ -2221,6 +2237,9 @@ gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 
 			is_ok = batch_put(s, &b, item, item->action == PIX_ACT_ADD, error);
 		}
 		if (!is_ok) {
+			/* a look-up that failed (is_to_defer) leaves the batch open:
+			 * what it holds is not committed with the run's end */
+			rollback_batch(s);
 			is_failed = TRUE;
 			pix_request_stop();
 		}
@@ -2661,7 +2680,7 @@ gint64 pix_store_run_id(PixStore *s)
 
 gboolean pix_store_end_pass(PixStore *s, GError **error)
 {
-	g_assert(!s->in_batch);
+	g_assert(store_check(s) && !s->in_batch);
 	if (!ensure_md5_index(s, error))
 		return FALSE;
 	s->rows_before_run = s->catalog_rows;
@@ -2670,7 +2689,7 @@ gboolean pix_store_end_pass(PixStore *s, GError **error)
 
 gboolean pix_store_begin_pass(PixStore *s, GError **error)
 {
-	g_assert(!s->in_batch);
+	g_assert(store_check(s) && !s->in_batch);
 	if (!begin_batch(s, error))
 		return FALSE;
 	if (!refresh_volumes(s, error)) {
@@ -2688,7 +2707,7 @@ sqlite3 *pix_store_sqlite(PixStore *s)
 gboolean pix_store_forget(PixStore *s, gint64 volume_id, gboolean is_dry_run, gint64 *n_files, GError **error)
 {
 	static const char *const what = "cannot forget files";
-	g_assert(s->mode == PIX_STORE_WRITE && !s->in_batch);
+	g_assert(store_check(s) && s->mode == PIX_STORE_WRITE && !s->in_batch);
 	*n_files = 0;
 	if (!begin_batch(s, error))
 		return FALSE;

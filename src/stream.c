@@ -14,11 +14,22 @@
  *
  * Invariants:
  *  1. Every accepted want is called back exactly once, unless the stream
- *     fails first; none is called back after a failure.
+ *     fails first; none is called back after a failure.  Until then it is
+ *     pending (waiting for bytes) or ready (complete, waiting for
+ *     deliver()), and no public call but one made from inside a callback
+ *     returns with a want ready.
  *  2. A pending want has its bytes [off, off + got) filled and off + got >=
  *     the position the file has reached (else it would be missed).
- *  3. held_bytes is the sum of the capacities of pending wants' buffers,
- *     and never exceeds PIX_STREAM_MAX_HELD.
+ *  3. held_bytes is the sum of the capacities of the buffers of the wants
+ *     not yet called back (pending and ready), and never exceeds
+ *     PIX_STREAM_MAX_HELD once a call returns (the call that would exceed
+ *     it fails the stream).
+ *
+ * stream_check() asserts all three where a piece was fed, at the end and
+ * at a failure, in O(pending wants), as fill_pending() costs anyway;
+ * want_check() asserts 2 for a want left pending when it is asked for.
+ * Not checked: that the bytes filled are the file's (that would take a
+ * copy of the file).
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "stream.h"
@@ -60,10 +71,45 @@ struct PixStream {
 
 	GPtrArray *pending;     /* Want* waiting for bytes */
 	GPtrArray *ready;       /* Want* to call back */
+	guint64 n_called;       /* wants called back (counted before the call) */
 	guint64 n_wants;
 	gsize held_bytes;
 	GPtrArray *problems;    /* char* (owned) */
 };
+
+/* The end of what the file has delivered so far. */
+static guint64 reached(const PixStream *s)
+{
+	return s->pos + (s->piece != NULL ? s->piece_len : 0);
+}
+
+/* Invariant 2 for pending want `w`. */
+static gboolean want_check(const PixStream *s, const Want *w)
+{
+	return w->direct == NULL && !w->is_missed && w->got < w->len && w->got <= w->cap &&
+	       (w->got == 0 || w->buf != NULL) && w->off + w->got >= reached(s);
+}
+
+/* Invariants 1 to 3 (see the top of the file). */
+static gboolean stream_check(const PixStream *s)
+{
+	if (s->is_failed)
+		return s->pending->len == 0 && s->ready->len == 0 && s->held_bytes == 0;
+	if (s->n_wants != s->n_called + s->pending->len + s->ready->len)
+		return FALSE;
+	if ((s->is_finished && s->pending->len > 0) || (!s->is_delivering && s->ready->len > 0))
+		return FALSE;
+	gsize held = 0;
+	for (guint i = 0; i < s->pending->len; i++) {
+		const Want *w = g_ptr_array_index(s->pending, i);
+		if (!want_check(s, w))
+			return FALSE;
+		held += w->cap;
+	}
+	for (guint i = 0; i < s->ready->len; i++)
+		held += ((const Want *)g_ptr_array_index(s->ready, i))->cap;
+	return held == s->held_bytes && held <= PIX_STREAM_MAX_HELD;
+}
 
 PixStream *pix_stream_new(gsize keep_head, gsize keep_tail)
 {
@@ -143,12 +189,6 @@ static const guint8 *locate(const PixStream *s, guint64 off, gsize want, gsize *
 	return NULL;
 }
 
-/* The end of what the file has delivered so far. */
-static guint64 reached(const PixStream *s)
-{
-	return s->pos + (s->piece != NULL ? s->piece_len : 0);
-}
-
 /* `len` bytes at `off` wholly inside one of the buffers at hand, or NULL. */
 static const guint8 *contiguous(const PixStream *s, guint64 off, gsize len)
 {
@@ -215,6 +255,7 @@ static void deliver(PixStream *s)
 		}
 		Want *w = g_ptr_array_steal_index(s->ready, best);
 		s->held_bytes -= w->cap;
+		s->n_called++;
 		const guint8 *data = w->direct != NULL ? w->direct : w->buf;
 		gsize len = w->is_missed ? 0 : w->got;
 		w->fn(s, w->ctx, w->arg, w->off, len > 0 ? data : NULL, len);
@@ -244,10 +285,12 @@ gboolean pix_stream_want(PixStream *s, guint64 off, gsize len, PixStreamFn fn, v
 	w->ctx = ctx;
 	w->arg = arg;
 	w->seq = s->n_wants++;
-	if (fill(s, w))
+	if (fill(s, w)) {
 		g_ptr_array_add(s->ready, w);
-	else
+	} else {
+		g_assert(want_check(s, w));
 		g_ptr_array_add(s->pending, w);
+	}
 	if (s->held_bytes > PIX_STREAM_MAX_HELD) {
 		pix_stream_fail(s, "structures larger than %u MiB in all", PIX_STREAM_MAX_HELD >> 20);
 		return FALSE;
@@ -311,6 +354,7 @@ void pix_stream_feed(PixStream *s, const guint8 *data, gsize len)
 	}
 	keep(s, data, len);
 	s->pos += len;
+	g_assert(stream_check(s));
 }
 
 void pix_stream_finish(PixStream *s)
@@ -321,6 +365,7 @@ void pix_stream_finish(PixStream *s)
 	if (!s->is_failed)
 		fill_pending(s);
 	deliver(s);
+	g_assert(stream_check(s));
 }
 
 guint64 pix_stream_pos(const PixStream *s)
@@ -359,6 +404,7 @@ void pix_stream_fail(PixStream *s, const char *fmt, ...)
 	drop_all(s->pending);
 	drop_all(s->ready);
 	s->held_bytes = 0;
+	g_assert(stream_check(s));
 }
 
 gboolean pix_stream_has_failed(const PixStream *s)

@@ -18,7 +18,22 @@
  *     being listed: a subdirectory whose (dev, ino) equals one of them is a
  *     loop and is not entered.
  *  3. An entry that is excluded, a symbolic link, a directory on another
- *     mount, or a subdirectory is never in a listing's entries.
+ *     mount, or a subdirectory is never in a listing's entries.  An entry
+ *     that cannot be stat'ed is known by its getdents64 type alone: a
+ *     directory goes with the subdirectories, anything else (a symbolic
+ *     link included) is an entry carrying its stat_errno.
+ *  4. A listing's entries, and the subdirectories a listed directory
+ *     enters, are in ascending getdents64 inode order (hard links share a
+ *     number); the subdirectories --quick takes from the catalog have none.
+ *
+ * listing_check() and stack_check() assert these where a listing is pushed
+ * and where a frame is entered.  Not checked there: that an entry is not
+ * excluded (matching every entry against every pattern again would double
+ * the cost glob_match() exists to save; the decision is made in one place,
+ * pix_walk_is_excluded()), and the loop half of 2 (a frame's (dev, ino) is
+ * compared with its ancestors' from the fstatat() made while listing the
+ * parent; the directory opened after it may differ after a rename, and
+ * --quick's subdirectories come unstat'ed from the catalog).
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "walk.h"
@@ -63,6 +78,60 @@ static const char *const default_excludes[] = {
 	".Trash-*", ".Trashes", "lost+found", ".DS_Store", "._*", "Thumbs.db",
 	"*.photoidx-tmp", NULL
 };
+
+/*
+ * Invariants 1 and 2 at the top of the stack, where the stack changes: the
+ * top frame is an open directory whose parent is the frame below it (a
+ * root, without parent, at the bottom), and that frame was listed before
+ * the top was entered (its subdirs are set; `next` has passed the one
+ * entered).  Each frame was checked when it was the top and only `next`
+ * changes below the top, so the whole chain holds at O(1) per check.
+ */
+static gboolean stack_check(const GArray *stack)
+{
+	if (stack->len == 0)
+		return TRUE;
+	const Frame *top = &g_array_index(stack, Frame, stack->len - 1);
+	if (top->fd < 0 || top->dir == NULL || (top->subdirs != NULL && top->next > top->subdirs->len))
+		return FALSE;
+	if (stack->len == 1)
+		return top->dir->parent == NULL;
+	const Frame *below = &g_array_index(stack, Frame, stack->len - 2);
+	return top->dir->parent == below->dir && below->subdirs != NULL && below->next > 0 &&
+	       below->next <= below->subdirs->len;
+}
+
+/*
+ * Invariants 3 and 4 for listing `l`, about to be pushed, of the directory
+ * of `frame` (NULL: one that could not be opened).  O(entries), once per
+ * directory: less than the sort and the stat calls that made it.
+ */
+static gboolean listing_check(const PixListing *l, const Frame *frame)
+{
+	if (l->dir == NULL || l->entries == NULL)
+		return FALSE;
+	/* complete, unlisted (--quick), or failed with the reason */
+	if (l->is_complete == (l->is_unlisted || l->dir->error != NULL))
+		return FALSE;
+	if ((l->is_unlisted || !l->is_complete) && l->entries->len > 0)
+		return FALSE;
+	for (guint i = 0; i < l->entries->len; i++) {
+		const PixEntry *e = &g_array_index(l->entries, PixEntry, i);
+		if (e->name == NULL || (i > 0 && g_array_index(l->entries, PixEntry, i - 1).ino > e->ino))
+			return FALSE;
+		if (e->stat_errno == 0 ? S_ISDIR(e->st.mode) || S_ISLNK(e->st.mode)
+		                       : e->stat_errno == ENOENT || e->d_type == DT_DIR)
+			return FALSE;
+	}
+	if (frame == NULL)
+		return l->n_subdirs == 0;
+	if (frame->subdirs == NULL || frame->next != 0 || l->n_subdirs != frame->subdirs->len)
+		return FALSE;
+	for (guint i = 1; i < frame->subdirs->len; i++)
+		if (g_array_index(frame->subdirs, DirName, i - 1).ino > g_array_index(frame->subdirs, DirName, i).ino)
+			return FALSE;
+	return TRUE;
+}
 
 const char *const *pix_walk_default_excludes(void)
 {
@@ -204,6 +273,7 @@ static void list_dir(const PixWalkConfig *cfg, GArray *stack, Frame *frame, guin
 		for (guint i = 0; i < names->len; i++)
 			g_free(g_array_index(names, PixEntry, i).name);
 		pix_count_add(PIX_N_DIRS, 1);
+		g_assert(listing_check(l, frame));
 		pix_queue_push(out, l);
 		return;
 	}
@@ -270,6 +340,7 @@ static void list_dir(const PixWalkConfig *cfg, GArray *stack, Frame *frame, guin
 	l->n_subdirs = frame->subdirs->len;
 	pix_count_add(PIX_N_DIRS, 1);
 	pix_count_add(PIX_N_SKIPPED, l->n_skipped);
+	g_assert(listing_check(l, frame));
 	pix_queue_push(out, l);
 }
 
@@ -306,6 +377,7 @@ static gboolean skip_known_dir(const PixWalkConfig *cfg, Frame *frame, PixQueue 
 	g_ptr_array_free(names, TRUE);
 	l->n_subdirs = frame->subdirs->len;
 	pix_count_add(PIX_N_DIRS, 1);
+	g_assert(listing_check(l, frame));
 	pix_queue_push(out, l);
 	return TRUE;
 }
@@ -321,6 +393,7 @@ static void push_failed(PixDir *dir, int err, PixQueue *out)
 	l->dir = dir;
 	l->entries = g_array_new(FALSE, FALSE, sizeof(PixEntry));
 	pix_count_add(PIX_N_DIRS, 1);
+	g_assert(listing_check(l, NULL));
 	pix_queue_push(out, l);
 }
 
@@ -374,6 +447,7 @@ static gboolean enter_dir(GArray *stack, int parent_fd, const char *name, PixDir
 	}
 	Frame f = { .fd = fd, .dir = dir };
 	g_array_append_val(stack, f);
+	g_assert(stack_check(stack));
 	return TRUE;
 }
 
@@ -385,6 +459,8 @@ static void visit_dir(const PixWalkConfig *cfg, GArray *stack, guint8 *buf, PixQ
 	Frame *top = &g_array_index(stack, Frame, stack->len - 1);
 	const PixDir *parent = top->dir->parent;
 
+	g_assert(top->subdirs == NULL);   /* invariant 1: listed once */
+
 	if (parent != NULL && top->dir->st.dev != parent->st.dev && !cfg->is_cross_mounts) {
 		frame_clear(top);
 		g_array_set_size(stack, stack->len - 1);
@@ -392,6 +468,7 @@ static void visit_dir(const PixWalkConfig *cfg, GArray *stack, guint8 *buf, PixQ
 	}
 	if (!skip_known_dir(cfg, top, out))
 		list_dir(cfg, stack, top, buf, out);
+	g_assert(stack_check(stack));
 }
 
 void pix_walk_run(const PixWalkConfig *cfg, char **roots, PixQueue *out)
