@@ -23,14 +23,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int export_kphotoalbum(PixStore *reader, const PixQueryOptions *o, const char *dir_arg, gboolean is_force,
-                              gboolean is_quiet)
+static int export_kphotoalbum(PixStore *reader, const PixQueryOptions *o, const char *dir_arg,
+                              const PixKpaOptions *opts, gboolean is_quiet)
 {
 	g_autoptr(GError) error = NULL;
 	g_autofree char *q = pix_quote(dir_arg);
 	char *real = realpath(dir_arg, NULL);
 	struct stat st;
 	PixKpaExport done = { 0 };
+	int status;
 
 	if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		pix_error("cannot export to '%s': %s", q, real == NULL ? g_strerror(errno) : "not a directory");
@@ -39,16 +40,27 @@ static int export_kphotoalbum(PixStore *reader, const PixQueryOptions *o, const 
 	}
 	g_autofree char *dir = g_strdup(real);
 	free(real);
-	if (!pix_export_kphotoalbum(reader, dir, &o->filter, is_force, &done, &error)) {
+	if (!pix_export_kphotoalbum(reader, dir, &o->filter, opts, &done, &error)) {
 		pix_error("%s", error->message);
+		pix_kpa_export_clear(&done);
 		/* the catalog's failures are 2; the rest is about DIR */
 		return error->domain == PIX_STORE_ERROR ? PIX_EXIT_FATAL : PIX_EXIT_OUTPUT;
 	}
-	if (!is_quiet)
-		fprintf(stderr, "photoidx: wrote '%s/index.xml' (%" G_GINT64_FORMAT " images and videos) and "
-		        "exif-info.db (%" G_GINT64_FORMAT " rows)%s\n", q, done.n_images, done.n_exif,
+	if (!is_quiet && done.is_unchanged)
+		fprintf(stderr, "photoidx: '%s/index.xml' (%" G_GINT64_FORMAT " images and videos) and exif-info.db were "
+		        "up to date\n", q, done.n_images);
+	else if (!is_quiet)
+		fprintf(stderr, "photoidx: merged into '%s/index.xml': %" G_GINT64_FORMAT " images and videos, %" G_GINT64_FORMAT
+		        " added, %" G_GINT64_FORMAT " moved, %" G_GINT64_FORMAT " changed, %" G_GINT64_FORMAT
+		        " kept whose file is gone; %" G_GINT64_FORMAT " not added (blocklist), %" G_GINT64_FORMAT
+		        " not added (KPhotoAlbum's settings); exif-info.db: %" G_GINT64_FORMAT " rows written, %" G_GINT64_FORMAT
+		        " kept%s%s%s\n", q, done.n_images, done.n_added, done.n_moved, done.n_updated, done.n_gone,
+		        done.n_blocked, done.n_excluded, done.n_exif, done.n_exif_kept,
+		        done.backup != NULL ? "; the old index is kept as " : "", done.backup != NULL ? done.backup : "",
 		        done.n_skipped > 0 ? "; some files were left out, see above" : "");
-	return done.n_skipped > 0 ? PIX_EXIT_PARTIAL : PIX_EXIT_OK;
+	status = done.n_skipped > 0 ? PIX_EXIT_PARTIAL : PIX_EXIT_OK;
+	pix_kpa_export_clear(&done);
+	return status;
 }
 
 static int export_records(PixStore *reader, const PixQueryOptions *o, PixOutFormat format, const char *output)
@@ -91,7 +103,7 @@ static int export_records(PixStore *reader, const PixQueryOptions *o, PixOutForm
 }
 
 typedef struct {
-	char *format_opt, *output, *kpa_dir;
+	char *format_opt, *output, *kpa_dir, *since;
 	gboolean is_force, is_quiet;
 	PixOutFormat format;
 	const PixQueryOptions *query; /* the filter options, parsed before the check */
@@ -118,8 +130,16 @@ static int check_options(const char *cmd, gpointer data)
 		return pix_cmd_usage_error(cmd, "--format: expected csv, jsonl, md5sum or hashdeep");
 	if (e->kpa_dir != NULL && (e->output != NULL || e->query->paths != NULL))
 		return pix_cmd_usage_error(cmd, "--kphotoalbum writes into DIR, for the files below it: no --output or PATH");
-	if (e->is_force && e->kpa_dir == NULL)
-		return pix_cmd_usage_error(cmd, "--force goes with --kphotoalbum");
+	if ((e->is_force || e->since != NULL) && e->kpa_dir == NULL)
+		return pix_cmd_usage_error(cmd, "--force and --since go with --kphotoalbum");
+	if (e->is_force && e->since != NULL)
+		return pix_cmd_usage_error(cmd, "--force rebuilds index.xml from the whole catalog: no --since");
+	if (e->since != NULL && strcmp(e->since, "last") != 0) {
+		char *end;
+		gint64 n = g_ascii_strtoll(e->since, &end, 10);
+		if (end == e->since || *end != '\0' || n < 0)
+			return pix_cmd_usage_error(cmd, "--since: expected a change log seq (0 or more) or 'last'");
+	}
 	return PIX_EXIT_OK;
 }
 
@@ -131,7 +151,8 @@ int pix_cmd_export(int argc, char **argv)
 		{ "format", 'f', 0, G_OPTION_ARG_STRING, &e.format_opt, "csv or jsonl: one record per file, every column of file_info; md5sum or hashdeep: the MD5 of each file on disk, for md5sum -c or hashdeep -a -k", "FORMAT" },
 		{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &e.output, "write FILE (replaced at once when complete) instead of standard output", "FILE" },
 		{ "kphotoalbum", 0, 0, G_OPTION_ARG_FILENAME, &e.kpa_dir, "write DIR/index.xml and DIR/exif-info.db for KPhotoAlbum: the images and videos at or below DIR", "DIR" },
-		{ "force", 0, 0, G_OPTION_ARG_NONE, &e.is_force, "with --kphotoalbum: replace an existing index.xml (kept as index.xml~)", NULL },
+		{ "force", 0, 0, G_OPTION_ARG_NONE, &e.is_force, "with --kphotoalbum: build index.xml from the catalog alone, dropping its tags (the old one kept as index.xml~NNNN~)", NULL },
+		{ "since", 0, 0, G_OPTION_ARG_STRING, &e.since, "with --kphotoalbum: merge only the files the change log touched after SEQ, or since the last export into DIR ('last')", "SEQ|last" },
 		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &e.is_quiet, "no summary on standard error", NULL },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL }
 	};
@@ -150,7 +171,14 @@ int pix_cmd_export(int argc, char **argv)
 		if (!o.is_missing && !o.is_errors && e.kpa_dir == NULL && !is_hashes)
 			o.filter.show = PIX_SHOW_ALL;
 		if (e.kpa_dir != NULL)
-			status = export_kphotoalbum(reader, &o, e.kpa_dir, e.is_force, e.is_quiet);
+		{
+			PixKpaOptions opts = { .is_force = e.is_force, .since = -1 };
+			if (e.since != NULL && strcmp(e.since, "last") == 0)
+				opts.is_since_last = TRUE;
+			else if (e.since != NULL)
+				opts.since = g_ascii_strtoll(e.since, NULL, 10);
+			status = export_kphotoalbum(reader, &o, e.kpa_dir, &opts, e.is_quiet);
+		}
 		else
 			status = export_records(reader, &o, e.format, e.output);
 		pix_query_options_clear(&o);
@@ -158,5 +186,6 @@ int pix_cmd_export(int argc, char **argv)
 	g_free(e.format_opt);
 	g_free(e.output);
 	g_free(e.kpa_dir);
+	g_free(e.since);
 	return status;
 }

@@ -1,74 +1,154 @@
 /*
  * export-kpa.c: `photoidx export --kphotoalbum DIR`: the catalog's images,
- * RAW files and videos at or below DIR as a KPhotoAlbum 5.9 database:
- * DIR/index.xml (written here) and DIR/exif-info.db (store-kpa.c), with
- * the MD5, date, size and rotation KPhotoAlbum would have found by
- * reading every file.  doc/kphotoalbum.md says what each attribute holds
- * and why.
+ * RAW files and videos at or below DIR merged into the KPhotoAlbum
+ * database there: DIR/index.xml (here, through xml-tree.c) and
+ * DIR/exif-info.db (store-kpa.c).  doc/kphotoalbum.md says what each
+ * attribute holds, what is kept and why.
  *
- * Reads the catalog (one snapshot, query.h); writes the two files through
- * atomic.h, each to a temporary file in DIR that is synced and renamed
- * over the old one.  Main thread.
+ * Reads the catalog (one snapshot, query.h), the old index.xml and
+ * exif-info.db, and KPhotoAlbum's settings (kphotoalbumrc); writes the
+ * two files through atomic.h, each to a temporary file in DIR that is
+ * synced and renamed over the old one, and the state file of the last
+ * export.  Main thread.
+ *
+ * The merge, as KPhotoAlbum's own search for new images does it
+ * (NewImageFinder): an image already listed keeps every attribute and
+ * child (tags, areas, label, description, dates, angle, rating, stack);
+ * only its md5sum and size follow a file whose content changed.  A file
+ * the index lacks is, in this order: an image whose file is gone and
+ * whose MD5 it has (renamed in place: file=, and a default label); on the
+ * blocklist or skipped by the settings (left out); or new (added with the
+ * untagged tag, in date order).  Images whose files are gone are kept,
+ * as KPhotoAlbum keeps them.
  *
  * Invariants:
- *  1. Every <image> has file, startDate, md5sum, width and height: without
- *     an md5sum KPhotoAlbum would hash the file, and without a width it
- *     asks the user to rebuild every thumbnail.
- *  2. Images are listed in order of startDate (then path), the order
- *     KPhotoAlbum keeps and checks on loading.
- *  3. Every string written to index.xml is valid UTF-8 made only of XML
- *     characters, escaped; a file whose relative path is not is skipped
- *     with a warning, never written.
- *  4. An existing index.xml is replaced only with is_force, and only after
- *     it is linked (or copied) to index.xml~.
+ *  1. Every element and attribute of the old index.xml is in the new one,
+ *     but the file=, md5sum, width, height and default label of images
+ *     whose file moved or changed (checked on the written bytes before
+ *     they replace the old file).
+ *  2. Every new <image> has file, startDate, md5sum, width and height
+ *     (without an md5sum KPhotoAlbum hashes the file, without a width it
+ *     asks to rebuild every thumbnail), and is placed before the first
+ *     image dated later, so an index sorted by date stays sorted.
+ *  3. Every string written is valid UTF-8 made only of XML characters; a
+ *     file whose relative path is not is skipped with a warning.
+ *  4. A file is listed at most once, and a blocklisted one never added.
+ *  5. index.xml is replaced only after the old one is linked (or copied)
+ *     to a numbered backup no earlier export or KPhotoAlbum made.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "export-kpa.h"
 #include "atomic.h"
+#include "config.h"
 #include "log.h"
 #include "meta-value.h"
 #include "path.h"
 #include "store-kpa.h"
+#include "xml-tree.h"
 
 #include <errno.h>
 #include <gio/gio.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* The index.xml format KPhotoAlbum 5.9 writes (XMLDB::Database::fileVersion()). */
+/* The index.xml format of KPhotoAlbum 5.4 to 5.9 (XMLDB::Database::
+ * fileVersion()), written for a new database. */
 #define KPA_FILE_VERSION 8
+/* The newest format read: 11 (KPhotoAlbum 6.1) escapes category names
+ * another way, which photoidx does not write. */
+#define KPA_MAX_VERSION 10
 /* KPhotoAlbum's "YYYY-MM-DDTHH:MM:SS" (QDateTime, Qt::ISODate), plus NUL. */
 #define KPA_DATE_LEN 20
+#define MAX_INDEX_BYTES (1u << 30)
+#define MAX_DEPTH 16
+#define STATE_FILE ".photoidx-kpa"
 
-/* One <image> element, kept until all are known and sorted. */
+/* What KPhotoAlbum's settings say (kphotoalbumrc, [General]). */
 typedef struct {
-	char *rel;                 /* path relative to DIR, XML-safe UTF-8 (owned) */
+	char *untagged_category;   /* NULL: no untagged tag configured */
+	char *untagged_tag;
+	char **excludes;           /* excludeDirectories: names skipped at any depth */
+	gboolean is_skip_raw;      /* skipRawIfOtherMatches */
+	gboolean is_exif_comments; /* useEXIFComments */
+	char **comments_to_strip;  /* stripEXIFComments: descriptions dropped, or NULL */
+} Settings;
+
+/* One catalog file to export (strings owned). */
+typedef struct {
+	char *rel;                 /* path relative to DIR, XML-safe UTF-8 */
+	char *path;                /* absolute */
 	char start[KPA_DATE_LEN];  /* startDate; "" when there is none */
 	char end[KPA_DATE_LEN];    /* endDate of a fuzzy date, else "" */
-	char md5[33];              /* 32 lowercase hex digits */
-	gint64 width, height;      /* as displayed (rotated by angle), -1 unknown */
+	char md5[33];
+	gint64 width, height;      /* pixel size, as stored (not rotated) */
 	gint64 video_length_s;     /* videos: whole seconds, -1 unknown */
-	int angle;                 /* 0, 90, 180 or 270 */
+	int angle;                 /* from EXIF: 0, 90, 180 or 270 */
 	gboolean is_video;
-} Entry;
+	char *description;         /* KPhotoAlbum's way from the EXIF description, or NULL */
+	PixKpaExifRow exif;        /* its strings owned (make, model, lens) */
+	gboolean is_done;          /* listed (kept, moved or added) */
+} Rec;
+
+/* The index being merged. */
+typedef struct {
+	char *old_bytes;           /* the file as read, NULL for a new one (owned) */
+	gsize old_len;
+	PixXmlNode *root;          /* (owned) */
+	PixXmlNode *categories, *images;
+	int version;
+	gboolean is_compressed;
+	GHashTable *by_file;       /* rel -> image node (borrowed) */
+	GHashTable *blocked;       /* rel set */
+	char *untagged_category;   /* the tag new images get, or NULL (owned) */
+	char *untagged_tag;
+	guint n_old_images;
+} Index;
 
 typedef struct {
 	const char *dir;           /* borrowed */
-	GArray *entries;           /* Entry */
-	PixKpaExifDb *exif;        /* borrowed */
+	GArray *recs;              /* Rec */
+	GHashTable *wanted;        /* paths to export (incremental), or NULL: all */
 	PixKpaExport *out;
-	GError *error;             /* the first environment failure (owned) */
-} Export;
+} Collect;
 
-static void entry_clear(gpointer p)
+void pix_kpa_export_clear(PixKpaExport *out)
 {
-	g_free(((Entry *)p)->rel);
+	g_clear_pointer(&out->backup, g_free);
 }
 
-/* Whether XML 1.0 can hold `s` in an attribute: valid UTF-8 with no NUL,
- * no C0 control but tab, newline and carriage return, and no U+FFFE or
- * U+FFFF. */
+static void rec_clear(gpointer p)
+{
+	Rec *r = p;
+	g_free(r->rel);
+	g_free(r->path);
+	g_free(r->description);
+	g_free((char *)r->exif.make);
+	g_free((char *)r->exif.model);
+	g_free((char *)r->exif.lens);
+}
+
+static void settings_clear(Settings *s)
+{
+	g_free(s->untagged_category);
+	g_free(s->untagged_tag);
+	g_strfreev(s->excludes);
+	g_strfreev(s->comments_to_strip);
+}
+
+static void index_clear(Index *ix)
+{
+	g_free(ix->old_bytes);
+	pix_xml_free(ix->root);
+	g_clear_pointer(&ix->by_file, g_hash_table_unref);
+	g_clear_pointer(&ix->blocked, g_hash_table_unref);
+	g_free(ix->untagged_category);
+	g_free(ix->untagged_tag);
+}
+
+/* Whether XML 1.0 can hold `s`: valid UTF-8 with no NUL, no C0 control
+ * but tab, newline and carriage return, and no U+FFFE or U+FFFF. */
 static gboolean is_xml_text(const char *s)
 {
 	if (!g_utf8_validate(s, -1, NULL))
@@ -81,26 +161,100 @@ static gboolean is_xml_text(const char *s)
 	return TRUE;
 }
 
-/* Writes `s` as an attribute value, escaped as Qt's QXmlStreamWriter
- * escapes it (whitespace other than a space as character references, so
- * a reader's attribute normalisation keeps it). */
-static void put_attr(FILE *f, const char *name, const char *s)
+/* --- KPhotoAlbum's settings --- */
+
+/* KConfig's list of commentsToStrip: entries ended by "-,-", ",," a
+ * literal comma. */
+static char **split_comments(const char *s)
 {
-	fprintf(f, " %s=\"", name);
+	g_autoptr(GPtrArray) out = g_ptr_array_new();
+	g_autoptr(GString) cur = g_string_new(NULL);
 	for (const char *p = s; *p != '\0'; p++) {
-		switch (*p) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\n': fputs("&#10;", f); break;
-		case '\r': fputs("&#13;", f); break;
-		case '\t': fputs("&#9;", f); break;
-		default: fputc(*p, f);
+		if (g_str_has_prefix(p, "-,-")) {
+			g_ptr_array_add(out, g_strdup(cur->str));
+			g_string_truncate(cur, 0);
+			p += 2;
+		} else if (p[0] == ',' && p[1] == ',') {
+			g_string_append_c(cur, ',');
+			p++;
+		} else {
+			g_string_append_c(cur, *p);
 		}
 	}
-	fputc('"', f);
+	if (cur->len > 0)
+		g_ptr_array_add(out, g_strdup(cur->str));
+	g_ptr_array_add(out, NULL);
+	return (char **)g_ptr_array_free(g_steal_pointer(&out), FALSE);
 }
+
+static char *rc_string(GKeyFile *kf, const char *key, const char *fallback)
+{
+	char *v = kf != NULL ? g_key_file_get_string(kf, "General", key, NULL) : NULL;
+	return v != NULL ? v : g_strdup(fallback);
+}
+
+static gboolean rc_bool(GKeyFile *kf, const char *key, gboolean fallback)
+{
+	g_autofree char *v = rc_string(kf, key, NULL);
+	return v == NULL ? fallback : g_ascii_strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0;
+}
+
+/* KPhotoAlbum's [General] settings, from $XDG_CONFIG_HOME/kphotoalbumrc,
+ * with its defaults where a key (or the file) is absent. */
+static void read_settings(Settings *s)
+{
+	g_autofree char *dir = pix_xdg_dir(g_get_user_config_dir(), ".config");
+	g_autofree char *path = g_build_filename(dir, "kphotoalbumrc", NULL);
+	g_autoptr(GKeyFile) kf = g_key_file_new();
+	g_autoptr(GError) error = NULL;
+
+	if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &error)) {
+		if (!g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
+			g_autofree char *q = pix_quote(path);
+			pix_notice("cannot read '%s' (%s): KPhotoAlbum's default settings are used", q, error->message);
+		}
+		g_clear_pointer(&kf, g_key_file_unref);
+	}
+	s->untagged_category = rc_string(kf, "untaggedCategory", "Events");
+	s->untagged_tag = rc_string(kf, "untaggedTag", "untagged");
+	if (s->untagged_category[0] == '\0' || s->untagged_tag[0] == '\0') {
+		g_clear_pointer(&s->untagged_category, g_free);
+		g_clear_pointer(&s->untagged_tag, g_free);
+	}
+	g_autofree char *excludes = rc_string(kf, "excludeDirectories", "xml,ThumbNails,.thumbs");
+	s->excludes = g_strsplit(excludes, ",", -1);
+	s->is_skip_raw = rc_bool(kf, "skipRawIfOtherMatches", FALSE);
+	s->is_exif_comments = rc_bool(kf, "useEXIFComments", TRUE);
+	if (rc_bool(kf, "stripEXIFComments", TRUE)) {
+		g_autofree char *strip = rc_string(kf, "commentsToStrip",
+		                                   "Exif_JPEG_PICTURE-,-OLYMPUS DIGITAL CAMERA-,-JENOPTIK DIGITAL CAMERA-,-");
+		s->comments_to_strip = split_comments(strip);
+	}
+}
+
+/* The description KPhotoAlbum gives a new image from its EXIF
+ * ImageDescription (DB::FileInfo): control characters removed, a
+ * camera's boilerplate dropped, trimmed; NULL for none. */
+static char *kpa_description(const Settings *s, const char *text)
+{
+	if (text == NULL || !s->is_exif_comments || !g_utf8_validate(text, -1, NULL))
+		return NULL;
+	g_autoptr(GString) out = g_string_new(NULL);
+	for (const char *p = text; *p != '\0'; p = g_utf8_next_char(p)) {
+		gunichar c = g_utf8_get_char(p);
+		if (g_unichar_type(c) != G_UNICODE_CONTROL && c != 0xFFFE && c != 0xFFFF)
+			g_string_append_unichar(out, c);
+	}
+	g_strstrip(out->str);
+	for (char **e = s->comments_to_strip; e != NULL && *e != NULL; e++) {
+		g_autofree char *entry = g_strstrip(g_strdup(*e));
+		if (strcmp(entry, out->str) == 0)
+			return NULL;
+	}
+	return out->str[0] != '\0' ? g_strdup(out->str) : NULL;
+}
+
+/* --- dates, angles --- */
 
 /* KPhotoAlbum's angle for an EXIF orientation (DB::FileInfo::
  * orientationToAngle): the mirrored ones count as their rotation. */
@@ -177,6 +331,21 @@ static void date_from_mtime(gint64 mtime_ns, char start[KPA_DATE_LEN])
 		format_local(t, start);
 }
 
+/* GPSTimeStamp as KPhotoAlbum stores it: hours + minutes/60 + seconds/3600
+ * of the catalog's gps_time ("...THH:MM:SS[.f]Z" or "HH:MM:SS[.f]"). */
+static double gps_hours(const char *gps_time)
+{
+	if (gps_time == NULL)
+		return NAN;
+	const char *t = strchr(gps_time, 'T');
+	t = t != NULL ? t + 1 : gps_time;
+	int h = strlen(t) >= 8 ? pix_meta_digits(t, 2) : -1, m = h >= 0 ? pix_meta_digits(t + 3, 2) : -1;
+	double s = m >= 0 ? g_ascii_strtod(t + 6, NULL) : -1;
+	return h < 0 || m < 0 || s < 0 ? NAN : h + m / 60.0 + s / 3600.0;
+}
+
+/* --- the catalog's files --- */
+
 /* Whether a component of `rel` is KPhotoAlbum's own CategoryImages
  * folder, which its search for new images never enters. */
 static gboolean is_in_category_images(const char *rel)
@@ -188,29 +357,31 @@ static gboolean is_in_category_images(const char *rel)
 	return FALSE;
 }
 
-static void skip(Export *ex, const char *path, const char *why)
+static void skip(Collect *c, const char *path, const char *why)
 {
 	g_autofree char *q = pix_quote(path);
 	pix_warn("cannot export '%s' to KPhotoAlbum: %s (skipping)", q, why);
-	ex->out->n_skipped++;
+	c->out->n_skipped++;
 }
 
 static gboolean on_record(gpointer data, const PixRecord *r)
 {
-	Export *ex = data;
+	Collect *c = data;
 	const char *path = pix_record_text(r, PIX_COL_PATH);
 	const char *md5 = pix_record_text(r, PIX_COL_MD5);
 	const char *media = pix_record_text(r, PIX_COL_MEDIA);
 
-	if (path == NULL || !pix_path_is_under(path, ex->dir) || strcmp(path, ex->dir) == 0)
+	if (path == NULL || !pix_path_is_under(path, c->dir) || strcmp(path, c->dir) == 0)
 		return TRUE;
-	const char *rel = path + strlen(ex->dir) + (strcmp(ex->dir, "/") == 0 ? 0 : 1);
+	if (c->wanted != NULL && !g_hash_table_contains(c->wanted, path))
+		return TRUE;
+	const char *rel = path + strlen(c->dir) + (strcmp(c->dir, "/") == 0 ? 0 : 1);
 	if (r->v[PIX_COL_PATH].type == PIX_VAL_BYTES || !is_xml_text(rel)) {
-		skip(ex, path, "its name is not UTF-8 text, which index.xml cannot hold");
+		skip(c, path, "its name is not UTF-8 text, which index.xml cannot hold");
 		return TRUE;
 	}
 	if (md5 == NULL || strlen(md5) != 32 || strspn(md5, "0123456789abcdef") != 32) {
-		skip(ex, path, "it has no MD5 (it could not be read)");
+		skip(c, path, "it has no MD5 (it could not be read)");
 		return TRUE;
 	}
 	if (is_in_category_images(rel)) {
@@ -219,14 +390,13 @@ static gboolean on_record(gpointer data, const PixRecord *r)
 		return TRUE;
 	}
 
-	Entry e = { .rel = g_strdup(rel), .is_video = g_strcmp0(media, "video") == 0 };
+	Rec e = { .rel = g_strdup(rel), .path = g_strdup(path), .is_video = g_strcmp0(media, "video") == 0 };
 	g_strlcpy(e.md5, md5, sizeof e.md5);
 	const char *taken = pix_record_text(r, PIX_COL_DATE_TAKEN);
 	if (taken == NULL ||
 	    !dates_from_taken(taken, pix_record_text(r, PIX_COL_DATE_TZ), pix_record_text(r, PIX_COL_DATE_SOURCE),
 	                      e.start, e.end))
 		date_from_mtime(pix_record_int(r, PIX_COL_MTIME_NS, 0), e.start);
-
 	gint64 orientation = pix_record_int(r, PIX_COL_ORIENTATION, -1);
 	e.angle = angle_of(orientation);
 	e.width = e.height = -1;
@@ -240,19 +410,13 @@ static gboolean on_record(gpointer data, const PixRecord *r)
 	} else {
 		e.width = pix_record_int(r, PIX_COL_WIDTH, -1);
 		e.height = pix_record_int(r, PIX_COL_HEIGHT, -1);
-		if (e.angle == 90 || e.angle == 270) {
-			gint64 w = e.width;
-			e.width = e.height;
-			e.height = w;
-		}
 	}
-	g_array_append_val(ex->entries, e);
-
-	PixKpaExifRow row = {
-		.path = path,
-		.make = pix_record_text(r, PIX_COL_MAKE),
-		.model = pix_record_text(r, PIX_COL_MODEL),
-		.lens = pix_record_text(r, PIX_COL_LENS),
+	e.description = g_strdup(pix_record_text(r, PIX_COL_DESCRIPTION));
+	e.exif = (PixKpaExifRow){
+		.path = e.path,
+		.make = g_strdup(pix_record_text(r, PIX_COL_MAKE)),
+		.model = g_strdup(pix_record_text(r, PIX_COL_MODEL)),
+		.lens = g_strdup(pix_record_text(r, PIX_COL_LENS)),
 		.exposure_s = pix_record_real(r, PIX_COL_EXPOSURE_S),
 		.fnumber = pix_record_real(r, PIX_COL_FNUMBER),
 		.focal_mm = pix_record_real(r, PIX_COL_FOCAL_MM),
@@ -261,116 +425,18 @@ static gboolean on_record(gpointer data, const PixRecord *r)
 		.gps_lat = pix_record_real(r, PIX_COL_GPS_LAT),
 		.gps_lon = pix_record_real(r, PIX_COL_GPS_LON),
 		.gps_alt_m = pix_record_real(r, PIX_COL_GPS_ALT_M),
+		.aperture = pix_record_real(r, PIX_COL_APERTURE),
+		.flash = pix_record_int(r, PIX_COL_FLASH, -1),
+		.metering_mode = pix_record_int(r, PIX_COL_METERING_MODE, -1),
+		.exposure_program = pix_record_int(r, PIX_COL_EXPOSURE_PROGRAM, -1),
+		.gps_direction = pix_record_real(r, PIX_COL_GPS_DIRECTION),
+		.gps_time_h = gps_hours(pix_record_text(r, PIX_COL_GPS_TIME)),
 	};
-	if (!pix_store_kpa_add(ex->exif, &row, &ex->error))
-		return FALSE;
-	ex->out->n_exif++;
+	g_array_append_val(c->recs, e);
 	return TRUE;
 }
 
-static int entry_cmp(gconstpointer a, gconstpointer b)
-{
-	const Entry *x = a, *y = b;
-	int c = strcmp(x->start, y->start);
-	return c != 0 ? c : strcmp(x->rel, y->rel);
-}
-
-/* The invariants 1 to 3 over the sorted elements (debug checker). */
-static gboolean index_check(GArray *entries)
-{
-	for (guint i = 0; i < entries->len; i++) {
-		const Entry *e = &g_array_index(entries, Entry, i);
-		if (strlen(e->md5) != 32 || strspn(e->md5, "0123456789abcdef") != 32 || !is_xml_text(e->rel) ||
-		    (i > 0 && entry_cmp(e - 1, e) > 0))
-			return FALSE;
-	}
-	return TRUE;
-}
-
-/* The categories of KPhotoAlbum's default-setup (People, Places, Events
- * with its "untagged" tag), written as 5.9 writes categories; KPhotoAlbum
- * adds Tokens, Folder and Media Type itself on loading. */
-static const char categories_xml[] =
-    "    <Categories>\n"
-    "        <Category name=\"People\" icon=\"system-users\" show=\"1\" viewtype=\"0\" thumbnailsize=\"32\" positionable=\"1\"/>\n"
-    "        <Category name=\"Places\" icon=\"applications-internet\" show=\"1\" viewtype=\"0\" thumbnailsize=\"32\" positionable=\"0\"/>\n"
-    "        <Category name=\"Events\" icon=\"favorites\" show=\"1\" viewtype=\"0\" thumbnailsize=\"32\" positionable=\"0\">\n"
-    "            <value value=\"untagged\" id=\"1\"/>\n"
-    "        </Category>\n"
-    "    </Categories>\n";
-
-/* index.xml in KPhotoAlbum 5.9's compressed format, the one it writes by
- * default: each image carries Events="1", the "untagged" tag KPhotoAlbum
- * gives every new image. */
-static void write_index(FILE *f, GArray *entries)
-{
-	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
-	fprintf(f, "<KPhotoAlbum version=\"%d\" compressed=\"1\">\n", KPA_FILE_VERSION);
-	fputs(categories_xml, f);
-	fputs(entries->len == 0 ? "    <images/>\n" : "    <images>\n", f);
-	for (guint i = 0; i < entries->len; i++) {
-		const Entry *e = &g_array_index(entries, Entry, i);
-		fputs("        <image", f);
-		put_attr(f, "file", e->rel);
-		put_attr(f, "startDate", e->start);
-		if (e->end[0] != '\0')
-			put_attr(f, "endDate", e->end);
-		if (e->angle != 0)
-			fprintf(f, " angle=\"%d\"", e->angle);
-		put_attr(f, "md5sum", e->md5);
-		fprintf(f, " width=\"%" G_GINT64_FORMAT "\" height=\"%" G_GINT64_FORMAT "\"", e->width, e->height);
-		if (e->is_video)
-			fprintf(f, " videoLength=\"%" G_GINT64_FORMAT "\"", e->video_length_s);
-		fputs(" Events=\"1\"/>\n", f);
-	}
-	if (entries->len != 0)
-		fputs("    </images>\n", f);
-	fputs("    <blocklist/>\n</KPhotoAlbum>\n", f);
-}
-
-static void set_file_error(GError **error, int err, const char *what, const char *path)
-{
-	g_autofree char *q = pix_quote(path);
-	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err), "%s '%s': %s", what, q, g_strerror(err));
-}
-
-/* Keeps the index.xml about to be replaced as index.xml~ (replacing an
- * older one): a hard link, so index.xml never stops existing, or a copy
- * where the file system has none. */
-static gboolean keep_backup(const char *path, const char *backup, GError **error)
-{
-	if (unlink(backup) != 0 && errno != ENOENT) {
-		set_file_error(error, errno, "cannot replace", backup);
-		return FALSE;
-	}
-	if (link(path, backup) == 0)
-		return TRUE;
-	if (errno == ENOENT)
-		return TRUE;
-	g_autoptr(GFile) from = g_file_new_for_path(path);
-	g_autoptr(GFile) to = g_file_new_for_path(backup);
-	g_autoptr(GError) copy_error = NULL;
-	if (!g_file_copy(from, to, G_FILE_COPY_OVERWRITE | G_FILE_COPY_NOFOLLOW_SYMLINKS, NULL, NULL, NULL,
-	                 &copy_error)) {
-		g_autofree char *q = pix_quote(backup);
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot write '%s': %s", q, copy_error->message);
-		return FALSE;
-	}
-	return TRUE;
-}
-
-static gboolean refuse_existing(const char *xml_path, GError **error)
-{
-	if (access(xml_path, F_OK) != 0)
-		return TRUE;
-	g_autofree char *q = pix_quote(xml_path);
-	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
-	            "'%s' exists and may hold KPhotoAlbum tags: not replacing it (--force replaces it, keeping it as index.xml~)",
-	            q);
-	return FALSE;
-}
-
-/* What to ask the catalog: `filter` at or below `dir`, present files
+/* What to ask the catalog: `filter` at or below `paths`, present files
  * (or those in error) and offline ones, of the kinds KPhotoAlbum shows. */
 static PixFilter export_filter(const PixFilter *filter, char **paths)
 {
@@ -389,59 +455,756 @@ static PixFilter export_filter(const PixFilter *filter, char **paths)
 	return f;
 }
 
-gboolean pix_export_kphotoalbum(PixStore *reader, const char *dir, const PixFilter *filter, gboolean is_force,
-                                PixKpaExport *out, GError **error)
+/* --- the index --- */
+
+static void set_file_error(GError **error, int err, const char *what, const char *path)
+{
+	g_autofree char *q = pix_quote(path);
+	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err), "%s '%s': %s", what, q, g_strerror(err));
+}
+
+/* The document KPhotoAlbum starts a new database from (its default-setup:
+ * People, Places, Events with the tag "untagged"), as 5.9 writes it. */
+static const char new_index_xml[] =
+    "<KPhotoAlbum version=\"8\" compressed=\"1\">\n"
+    "<Categories>\n"
+    "<Category name=\"People\" icon=\"system-users\" show=\"1\" viewtype=\"0\" thumbnailsize=\"32\" positionable=\"1\"/>\n"
+    "<Category name=\"Places\" icon=\"applications-internet\" show=\"1\" viewtype=\"0\" thumbnailsize=\"32\" positionable=\"0\"/>\n"
+    "<Category name=\"Events\" icon=\"favorites\" show=\"1\" viewtype=\"0\" thumbnailsize=\"32\" positionable=\"0\">\n"
+    "<value value=\"untagged\" id=\"1\"/>\n"
+    "</Category>\n"
+    "</Categories>\n"
+    "<images/>\n"
+    "<blocklist/>\n"
+    "</KPhotoAlbum>\n";
+
+static gboolean refuse(GError **error, const char *xml_path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static gboolean refuse(GError **error, const char *xml_path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *why = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_autofree char *q = pix_quote(xml_path);
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "cannot merge into '%s': %s; nothing was written", q, why);
+	return FALSE;
+}
+
+/* The structure of a parsed index (root, Categories, images, blocklist,
+ * in KPhotoAlbum's order), its version and format, its files; FALSE with
+ * `error` (naming `xml_path`) when it is not one KPhotoAlbum 5.x writes. */
+static gboolean index_open(Index *ix, const char *xml_path, GError **error)
+{
+	PixXmlNode *root = ix->root;
+	if (strcmp(root->name, "KPhotoAlbum") != 0)
+		return refuse(error, xml_path, "its document element is <%s>, not <KPhotoAlbum>", root->name);
+	const char *version = pix_xml_get(root, "version");
+	ix->version = version != NULL ? atoi(version) : 1;
+	if (ix->version > KPA_MAX_VERSION)
+		return refuse(error, xml_path,
+		              "it is in format %d (KPhotoAlbum 6.1 or later), which names categories in a way photoidx "
+		              "does not write; formats up to %d are merged", ix->version, KPA_MAX_VERSION);
+	const char *compressed = pix_xml_get(root, "compressed");
+	ix->is_compressed = compressed != NULL && atoi(compressed) != 0;
+	guint n_elements = 0;
+	for (guint i = 0; i < root->children->len; i++) {
+		PixXmlNode *c = root->children->pdata[i];
+		if (c->kind == PIX_XML_TEXT)
+			return refuse(error, xml_path, "it has text in <KPhotoAlbum>, which KPhotoAlbum refuses");
+		if (c->kind != PIX_XML_ELEMENT)
+			continue;
+		if (n_elements == 0 && strcmp(c->name, "Categories") == 0)
+			ix->categories = c;
+		else if (n_elements == 1 && strcmp(c->name, "images") == 0)
+			ix->images = c;
+		n_elements++;
+	}
+	if (ix->categories == NULL || ix->images == NULL)
+		return refuse(error, xml_path, "it does not begin with <Categories> and <images>, as KPhotoAlbum requires");
+	ix->by_file = g_hash_table_new(g_str_hash, g_str_equal);
+	ix->blocked = g_hash_table_new(g_str_hash, g_str_equal);
+	for (guint i = 0; i < ix->images->children->len; i++) {
+		PixXmlNode *e = ix->images->children->pdata[i];
+		if (e->kind != PIX_XML_ELEMENT)
+			continue;
+		const char *file = strcmp(e->name, "image") == 0 ? pix_xml_get(e, "file") : NULL;
+		if (file == NULL)
+			return refuse(error, xml_path, "<images> holds a <%s> without a file", e->name);
+		if (!g_hash_table_contains(ix->by_file, file))
+			g_hash_table_insert(ix->by_file, (gpointer)file, e);
+		ix->n_old_images++;
+	}
+	PixXmlNode *blocklist = pix_xml_child(root, "blocklist");
+	for (guint i = 0; blocklist != NULL && i < blocklist->children->len; i++) {
+		PixXmlNode *b = blocklist->children->pdata[i];
+		const char *file = b->kind == PIX_XML_ELEMENT ? pix_xml_get(b, "file") : NULL;
+		if (file != NULL && file[0] != '\0')
+			g_hash_table_add(ix->blocked, (gpointer)file);
+	}
+	return TRUE;
+}
+
+/* Reads DIR/index.xml, or starts a new one when there is none or
+ * `is_force`. */
+static gboolean index_load(Index *ix, const char *xml_path, gboolean is_force, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	struct stat st;
+	gboolean exists = lstat(xml_path, &st) == 0;
+
+	if (exists && !S_ISREG(st.st_mode))
+		return refuse(error, xml_path, "it is not a regular file");
+	if (exists && st.st_size > MAX_INDEX_BYTES)
+		return refuse(error, xml_path, "it is larger than %u MiB", MAX_INDEX_BYTES >> 20);
+	if (exists && !g_file_get_contents(xml_path, &ix->old_bytes, &ix->old_len, &local))
+		return refuse(error, xml_path, "%s", local->message);
+	if (!exists && errno != ENOENT) {
+		set_file_error(error, errno, "cannot read", xml_path);
+		return FALSE;
+	}
+	if (exists && !is_force) {
+		ix->root = pix_xml_parse(ix->old_bytes, ix->old_len, MAX_DEPTH, &local);
+		if (ix->root == NULL)
+			return refuse(error, xml_path, "it is not well-formed XML (%s)", local->message);
+	} else {
+		ix->root = pix_xml_parse(new_index_xml, sizeof new_index_xml - 1, MAX_DEPTH, NULL);
+		g_assert(ix->root != NULL);
+	}
+	return index_open(ix, xml_path, error);
+}
+
+/* A category's name as an attribute name of the compressed format
+ * (FileWriter::escape, up to format 10): a character outside
+ * [A-Za-z0-9:_] as "_." and its Latin-1 byte in hex ("3f" beyond
+ * Latin-1), lowercase up to 5.11, uppercase from format 10. */
+static char *compressed_name(const char *name, int version)
+{
+	g_autoptr(GString) out = g_string_new(NULL);
+	for (const char *p = name; *p != '\0'; p = g_utf8_next_char(p)) {
+		gunichar c = g_utf8_get_char(p);
+		if (c < 0x80 && (g_ascii_isalnum((char)c) || c == ':' || c == '_'))
+			g_string_append_c(out, (char)c);
+		else
+			g_string_append_printf(out, version >= 10 ? "_.%02X" : "_.%02x", c < 0x100 ? c : 0x3f);
+	}
+	return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+static PixXmlNode *find_category(const Index *ix, const char *name, gboolean is_readable_name)
+{
+	for (guint i = 0; i < ix->categories->children->len; i++) {
+		PixXmlNode *c = ix->categories->children->pdata[i];
+		const char *n = c->kind == PIX_XML_ELEMENT ? pix_xml_get(c, "name") : NULL;
+		if (n == NULL)
+			continue;
+		/* the readable format's names are read with every '_' a space */
+		g_autofree char *read = is_readable_name ? g_strdelimit(g_strdup(n), "_", ' ') : g_strdup(n);
+		if (strcmp(read, name) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * The tag new images get and its id, as KPhotoAlbum would give it: the
+ * value marked "mark-untagged" (format 9 and later), else the settings'
+ * category and tag.  The tag is declared in its category when missing
+ * (KPhotoAlbum refuses to start without it), and the category made when
+ * it is missing too.  Returns the id (owned), or NULL without a tag.
+ */
+static char *untagged_id(Index *ix, const Settings *s)
+{
+	const char *category = s->untagged_category, *tag = s->untagged_tag;
+	PixXmlNode *cat = NULL, *value = NULL;
+
+	for (guint i = 0; ix->version >= 9 && i < ix->categories->children->len && value == NULL; i++) {
+		PixXmlNode *c = ix->categories->children->pdata[i];
+		for (guint j = 0; c->kind == PIX_XML_ELEMENT && j < c->children->len; j++) {
+			PixXmlNode *v = c->children->pdata[j];
+			if (v->kind == PIX_XML_ELEMENT && g_strcmp0(pix_xml_get(v, "meta"), "mark-untagged") == 0) {
+				cat = c, value = v;
+				break;
+			}
+		}
+	}
+	if (value == NULL) {
+		if (category == NULL)
+			return NULL;
+		cat = find_category(ix, category, !ix->is_compressed);
+		if (cat == NULL) {
+			cat = pix_xml_element_new("Category");
+			pix_xml_set(cat, "name", category);
+			pix_xml_set(cat, "icon", "favorites");
+			pix_xml_set(cat, "show", "1");
+			pix_xml_set(cat, "viewtype", "0");
+			pix_xml_set(cat, "thumbnailsize", "32");
+			pix_xml_set(cat, "positionable", "0");
+			pix_xml_insert(ix->categories, cat, -1);
+		}
+		gint64 max_id = 0;
+		for (guint j = 0; j < cat->children->len && value == NULL; j++) {
+			PixXmlNode *v = cat->children->pdata[j];
+			if (v->kind != PIX_XML_ELEMENT)
+				continue;
+			if (g_strcmp0(pix_xml_get(v, "value"), tag) == 0)
+				value = v;
+			const char *id = pix_xml_get(v, "id");
+			max_id = MAX(max_id, id != NULL ? g_ascii_strtoll(id, NULL, 10) : 0);
+		}
+		if (value == NULL) {
+			value = pix_xml_element_new("value");
+			pix_xml_set(value, "value", tag);
+			g_autofree char *id = g_strdup_printf("%" G_GINT64_FORMAT, max_id + 1);
+			pix_xml_set(value, "id", id);
+			if (ix->version >= 9)
+				pix_xml_set(value, "meta", "mark-untagged");
+			pix_xml_insert(cat, value, -1);
+		}
+	}
+	ix->untagged_category = g_strdup(pix_xml_get(cat, "name"));
+	ix->untagged_tag = g_strdup(pix_xml_get(value, "value"));
+	const char *id = pix_xml_get(value, "id");
+	if (id == NULL || g_ascii_strtoll(id, NULL, 10) <= 0) {
+		/* an id is what the compressed format refers to it by */
+		gint64 max_id = 0;
+		for (guint j = 0; j < cat->children->len; j++) {
+			const char *other = ((PixXmlNode *)cat->children->pdata[j])->kind == PIX_XML_ELEMENT
+			                        ? pix_xml_get(cat->children->pdata[j], "id") : NULL;
+			max_id = MAX(max_id, other != NULL ? g_ascii_strtoll(other, NULL, 10) : 0);
+		}
+		g_autofree char *new_id = g_strdup_printf("%" G_GINT64_FORMAT, max_id + 1);
+		pix_xml_set(value, "id", new_id);
+		id = pix_xml_get(value, "id");
+	}
+	return g_strdup(id);
+}
+
+static void set_int(PixXmlNode *e, const char *name, gint64 v)
+{
+	char buf[24];
+	g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, v);
+	pix_xml_set(e, name, buf);
+}
+
+/* width and height as KPhotoAlbum stores them: the image as displayed,
+ * transposed for a quarter turn. */
+static void set_size(PixXmlNode *e, const Rec *r, int angle)
+{
+	gboolean is_turned = angle == 90 || angle == 270;
+	set_int(e, "width", is_turned ? r->height : r->width);
+	set_int(e, "height", is_turned ? r->width : r->height);
+}
+
+/* A new <image>, attributes in the order KPhotoAlbum writes them. */
+static PixXmlNode *new_image(const Index *ix, const Rec *r, const Settings *s, const char *untagged)
+{
+	PixXmlNode *e = pix_xml_element_new("image");
+	pix_xml_set(e, "file", r->rel);
+	g_autofree char *description = kpa_description(s, r->description);
+	if (description != NULL && is_xml_text(description))
+		pix_xml_set(e, "description", description);
+	pix_xml_set(e, "startDate", r->start);
+	if (r->end[0] != '\0')
+		pix_xml_set(e, "endDate", r->end);
+	if (r->angle != 0)
+		set_int(e, "angle", r->angle);
+	pix_xml_set(e, "md5sum", r->md5);
+	set_size(e, r, r->angle);
+	if (r->is_video)
+		set_int(e, "videoLength", r->video_length_s);
+	if (untagged == NULL)
+		return e;
+	if (ix->is_compressed) {
+		g_autofree char *name = compressed_name(ix->untagged_category, ix->version);
+		pix_xml_set(e, name, untagged);
+	} else {
+		PixXmlNode *options = pix_xml_element_new("options");
+		PixXmlNode *option = pix_xml_element_new("option");
+		g_autofree char *name = g_strdelimit(g_strdup(ix->untagged_category), " ", '_');
+		pix_xml_set(option, "name", name);
+		PixXmlNode *value = pix_xml_element_new("value");
+		pix_xml_set(value, "value", ix->untagged_tag);
+		pix_xml_insert(option, value, -1);
+		pix_xml_insert(options, option, -1);
+		pix_xml_insert(e, options, -1);
+	}
+	return e;
+}
+
+/* KPhotoAlbum's default label: the name without its last extension
+ * (QFileInfo::completeBaseName()). */
+static char *default_label(const char *rel)
+{
+	const char *name = strrchr(rel, '/');
+	name = name != NULL ? name + 1 : rel;
+	const char *dot = strrchr(name, '.');
+	return dot != NULL && dot != name ? g_strndup(name, (gsize)(dot - name)) : g_strdup(name);
+}
+
+/* --- the merge --- */
+
+static const char *const raw_extensions[] = {
+	"bay", "bmq", "cr2", "crw", "cs1", "dc2", "dcr", "dng", "erf", "fff", "hdr", "k25", "kdc", "mdc", "mos",
+	"mrw", "nef", "orf", "pef", "pxn", "raf", "raw", "rdc", "sr2", "srf", "x3f", "arw", "3fr", "cine", "ia",
+	"kc2", "mef", "nrw", "qtk", "rw2", "sti", "rwl", "srw", "drf", "dsc", "ptx", "cap", "iiq", "rwz", NULL
+};
+static const char *const standard_extensions[] = { "jpg", "JPG", "jpeg", "JPEG", "tif", "TIF", "tiff", "TIFF",
+	                                           "png", "PNG", NULL };
+
+/* Whether KPhotoAlbum's search for new images, with these settings, skips
+ * `r`: a name in excludeDirectories on its path, or (skipRawIfOtherMatches)
+ * a RAW file beside a JPEG, TIFF or PNG of the same name. */
+static gboolean is_excluded(const Settings *s, const char *dir, const Rec *r)
+{
+	g_auto(GStrv) parts = g_strsplit(r->rel, "/", -1);
+	for (int i = 0; parts[i] != NULL; i++)
+		if (s->excludes != NULL && parts[i][0] != '\0' && g_strv_contains((const char *const *)s->excludes, parts[i]))
+			return TRUE;
+	const char *dot = strrchr(r->rel, '.');
+	if (!s->is_skip_raw || dot == NULL || strchr(dot, '/') != NULL)
+		return FALSE;
+	g_autofree char *ext = g_ascii_strdown(dot + 1, -1);
+	if (!g_strv_contains(raw_extensions, ext))
+		return FALSE;
+	for (int i = 0; standard_extensions[i] != NULL; i++) {
+		g_autofree char *other = g_strdup_printf("%s/%.*s.%s", dir, (int)(dot - r->rel), r->rel, standard_extensions[i]);
+		if (access(other, F_OK) == 0)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* Whether the file of index image `rel` is on disk (KPhotoAlbum's test
+ * for "moved": the file the MD5 names is gone). */
+static gboolean is_on_disk(const char *dir, const char *rel)
+{
+	g_autofree char *path = pix_path_join(dir, rel);
+	return access(path, F_OK) == 0;
+}
+
+static int rec_cmp(gconstpointer a, gconstpointer b)
+{
+	const Rec *x = *(Rec *const *)a, *y = *(Rec *const *)b;
+	int c = strcmp(x->start, y->start);
+	return c != 0 ? c : strcmp(x->rel, y->rel);
+}
+
+/*
+ * Places the new images (sorted by date, then path) among the old ones:
+ * each before the first old image dated later, so an index in date order
+ * stays so, and the old images keep their order.
+ */
+static void insert_in_date_order(Index *ix, GPtrArray *news, GPtrArray *nodes)
+{
+	GPtrArray *kids = ix->images->children;
+	guint k = 0;
+	for (guint i = 0; i < news->len; i++) {
+		const Rec *r = news->pdata[i];
+		for (; k < kids->len; k++) {
+			const PixXmlNode *old = kids->pdata[k];
+			const char *start = old->kind == PIX_XML_ELEMENT ? pix_xml_get(old, "startDate") : NULL;
+			if (start != NULL && start[0] != '\0' && strcmp(start, r->start) > 0)
+				break;
+		}
+		pix_xml_insert(ix->images, nodes->pdata[i], (gint)k);
+		k++;
+	}
+}
+
+typedef struct {
+	const char *dir;
+	const Settings *settings;
+	Index *ix;
+	GArray *recs;
+	GHashTable *moves;         /* old rel -> new rel, from the change log (incremental) */
+	GHashTable *drop_exif;     /* absolute paths whose exif rows go */
+	PixKpaExifDb *exif;
+	PixKpaExport *out;
+} Merge;
+
+/* Renames index image `e` to the file of `r` (KPhotoAlbum's
+ * ImageDB::renameImage): its label follows only when it was the default. */
+static void move_image(Merge *m, PixXmlNode *e, Rec *r)
+{
+	const char *old = pix_xml_get(e, "file");
+	g_hash_table_add(m->drop_exif, pix_path_join(m->dir, old));
+	const char *label = pix_xml_get(e, "label");
+	g_autofree char *old_default = default_label(old);
+	if (label != NULL && strcmp(label, old_default) == 0) {
+		g_autofree char *new_default = default_label(r->rel);
+		pix_xml_set(e, "label", new_default);
+	}
+	g_hash_table_remove(m->ix->by_file, old);
+	pix_xml_set(e, "file", r->rel);
+	g_hash_table_insert(m->ix->by_file, (gpointer)pix_xml_get(e, "file"), e);
+	m->out->n_moved++;
+}
+
+/* A listed image whose file is `r`: its md5sum and size follow a changed
+ * content; everything else is the user's. */
+static void update_image(Merge *m, PixXmlNode *e, const Rec *r)
+{
+	if (g_strcmp0(pix_xml_get(e, "md5sum"), r->md5) == 0)
+		return;
+	pix_xml_set(e, "md5sum", r->md5);
+	const char *angle = pix_xml_get(e, "angle");
+	if (!r->is_video)
+		set_size(e, r, angle != NULL ? atoi(angle) : 0);
+	m->out->n_updated++;
+}
+
+/* The old image a file the index lacks was, by MD5: one whose file is
+ * gone (the change log's move first, then the same name, then the first
+ * listed); NULL when none. */
+static PixXmlNode *moved_from(Merge *m, const Rec *r, GHashTable *gone_by_md5)
+{
+	GPtrArray *cands = g_hash_table_lookup(gone_by_md5, r->md5);
+	if (cands == NULL || cands->len == 0)
+		return NULL;
+	guint best = 0;
+	const char *base = strrchr(r->rel, '/');
+	base = base != NULL ? base + 1 : r->rel;
+	for (guint i = 0; i < cands->len; i++) {
+		const char *file = pix_xml_get(cands->pdata[i], "file");
+		const char *moved_to = m->moves != NULL ? g_hash_table_lookup(m->moves, file) : NULL;
+		if (moved_to != NULL && strcmp(moved_to, r->rel) == 0) {
+			best = i;
+			break;
+		}
+		const char *b = strrchr(file, '/');
+		if (strcmp(b != NULL ? b + 1 : file, base) == 0 && best == 0)
+			best = i;
+	}
+	return g_ptr_array_steal_index(cands, best);
+}
+
+static gboolean merge(Merge *m, GError **error)
+{
+	Index *ix = m->ix;
+	g_autofree char *untagged = untagged_id(ix, m->settings);
+	g_autoptr(GPtrArray) news = g_ptr_array_new();
+	g_autoptr(GPtrArray) pending = g_ptr_array_new();
+	g_autoptr(GHashTable) gone_by_md5 = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+	                                                           (GDestroyNotify)g_ptr_array_unref);
+	g_autoptr(GHashTable) in_catalog = g_hash_table_new(g_str_hash, g_str_equal);
+
+	/* the files the index has: updated; the others wait */
+	for (guint i = 0; i < m->recs->len; i++) {
+		Rec *r = &g_array_index(m->recs, Rec, i);
+		g_hash_table_add(in_catalog, r->rel);
+		PixXmlNode *e = g_hash_table_lookup(ix->by_file, r->rel);
+		if (e != NULL) {
+			update_image(m, e, r);
+			r->is_done = TRUE;
+		} else {
+			g_ptr_array_add(pending, r);
+		}
+	}
+	/* the images whose file is gone, by MD5, for the moves */
+	for (guint i = 0; i < ix->images->children->len; i++) {
+		PixXmlNode *e = ix->images->children->pdata[i];
+		const char *file = e->kind == PIX_XML_ELEMENT ? pix_xml_get(e, "file") : NULL;
+		const char *md5 = file != NULL ? pix_xml_get(e, "md5sum") : NULL;
+		if (file == NULL || g_hash_table_contains(in_catalog, file) || is_on_disk(m->dir, file))
+			continue;
+		if (md5 != NULL) {
+			GPtrArray *a = g_hash_table_lookup(gone_by_md5, md5);
+			if (a == NULL)
+				g_hash_table_insert(gone_by_md5, (gpointer)md5, a = g_ptr_array_new());
+			g_ptr_array_add(a, e);
+		}
+	}
+	for (guint i = 0; i < pending->len; i++) {
+		Rec *r = pending->pdata[i];
+		PixXmlNode *from = moved_from(m, r, gone_by_md5);
+		if (from != NULL) {
+			move_image(m, from, r);
+			r->is_done = TRUE;
+		} else if (g_hash_table_contains(ix->blocked, r->rel)) {
+			m->out->n_blocked++;
+		} else if (is_excluded(m->settings, m->dir, r)) {
+			m->out->n_excluded++;
+			g_autofree char *q = pix_quote(r->path);
+			pix_info("not exporting '%s': KPhotoAlbum's settings skip it (excludeDirectories, skipRawIfOtherMatches)", q);
+		} else {
+			g_ptr_array_add(news, r);
+			r->is_done = TRUE;
+		}
+	}
+	g_ptr_array_sort(news, rec_cmp);
+	g_autoptr(GPtrArray) nodes = g_ptr_array_new();
+	for (guint i = 0; i < news->len; i++)
+		g_ptr_array_add(nodes, new_image(ix, news->pdata[i], m->settings, untagged));
+	insert_in_date_order(ix, news, nodes);
+	m->out->n_added = news->len;
+	/* what is still listed but gone: kept, as KPhotoAlbum keeps it */
+	GHashTableIter it;
+	gpointer v;
+	g_hash_table_iter_init(&it, gone_by_md5);
+	while (g_hash_table_iter_next(&it, NULL, &v))
+		m->out->n_gone += ((GPtrArray *)v)->len;
+	for (guint i = 0; i < ix->images->children->len; i++) {
+		PixXmlNode *e = ix->images->children->pdata[i];
+		const char *file = e->kind == PIX_XML_ELEMENT ? pix_xml_get(e, "file") : NULL;
+		const char *md5 = file != NULL ? pix_xml_get(e, "md5sum") : (const char *)"";
+		if (file != NULL && md5 == NULL && !g_hash_table_contains(in_catalog, file) && !is_on_disk(m->dir, file))
+			m->out->n_gone++;
+	}
+	m->out->n_images = pix_xml_count(ix->images, "image");
+
+	for (guint i = 0; i < m->recs->len; i++) {
+		Rec *r = &g_array_index(m->recs, Rec, i);
+		if (!r->is_done)
+			continue;
+		r->exif.path = r->path;
+		if (!pix_store_kpa_add(m->exif, &r->exif, error))
+			return FALSE;
+		m->out->n_exif++;
+	}
+	return TRUE;
+}
+
+/* --- checking and writing --- */
+
+/* The attributes of `old` are in `new` with the same values, but those a
+ * merge may change; and so for their children, in order (invariant 1). */
+static gboolean same_except_merge(const PixXmlNode *old, const PixXmlNode *new)
+{
+	static const char *const mergeable[] = { "file", "md5sum", "width", "height", "label", NULL };
+	if (old->kind != new->kind || g_strcmp0(old->name, new->name) != 0 || g_strcmp0(old->text, new->text) != 0)
+		return FALSE;
+	if (old->kind != PIX_XML_ELEMENT)
+		return TRUE;
+	gboolean is_image = strcmp(old->name, "image") == 0;
+	for (guint i = 0; i < old->attrs->len; i += 2) {
+		const char *name = old->attrs->pdata[i];
+		if (is_image && g_strv_contains(mergeable, name))
+			continue;
+		if (g_strcmp0(pix_xml_get(new, name), old->attrs->pdata[i + 1]) != 0)
+			return FALSE;
+	}
+	/* the new children include the old ones, in order (added ones between) */
+	guint j = 0;
+	for (guint i = 0; i < old->children->len; i++) {
+		const PixXmlNode *o = old->children->pdata[i];
+		while (j < new->children->len && !same_except_merge(o, new->children->pdata[j]))
+			j++;
+		if (j == new->children->len)
+			return FALSE;
+		j++;
+	}
+	return TRUE;
+}
+
+/* The written bytes, parsed again: well-formed, with every old element
+ * and attribute, and the images counted. */
+static gboolean check_written(const Index *ix, const GString *bytes, const PixXmlNode *old_root, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	g_autoptr(PixXmlNode) again = pix_xml_parse(bytes->str, bytes->len, MAX_DEPTH, &local);
+	const PixXmlNode *images = again != NULL ? pix_xml_child(again, "images") : NULL;
+	const char *why = again == NULL ? local->message
+	                  : images == NULL || pix_xml_count(images, "image") != pix_xml_count(ix->images, "image")
+	                      ? "its images are not those merged"
+	                  : old_root != NULL && !same_except_merge(old_root, again) ? "something of the old index is not in it"
+	                  : NULL;
+	if (why == NULL)
+		return TRUE;
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+	            "the merged index.xml did not read back as it should (%s): nothing was written", why);
+	return FALSE;
+}
+
+/* The next free numbered backup name, index.xml~NNNN~, after every
+ * backup KPhotoAlbum (XMLDB/NumberedBackup: also ~NNNN~.zip) or an
+ * earlier export made. */
+static char *next_backup(const char *dir)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	gint64 max = 0;
+	const char *name;
+	while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
+		if (!g_str_has_prefix(name, "index.xml~"))
+			continue;
+		char *end;
+		gint64 n = g_ascii_strtoll(name + strlen("index.xml~"), &end, 10);
+		if (end != name + strlen("index.xml~") && (strcmp(end, "~") == 0 || strcmp(end, "~.zip") == 0))
+			max = MAX(max, n);
+	}
+	g_autofree char *base = g_strdup_printf("index.xml~%04" G_GINT64_FORMAT "~", max + 1);
+	return pix_path_join(dir, base);
+}
+
+/* Keeps the index.xml about to be replaced as `backup` (a name not in
+ * use): a hard link, so index.xml never stops existing, or a copy where
+ * the file system has none. */
+static gboolean keep_backup(const char *path, const char *backup, GError **error)
+{
+	if (link(path, backup) == 0)
+		return TRUE;
+	if (errno == EEXIST) {
+		set_file_error(error, errno, "cannot make the backup", backup);
+		return FALSE;
+	}
+	g_autoptr(GFile) from = g_file_new_for_path(path);
+	g_autoptr(GFile) to = g_file_new_for_path(backup);
+	g_autoptr(GError) copy_error = NULL;
+	if (!g_file_copy(from, to, G_FILE_COPY_NOFOLLOW_SYMLINKS, NULL, NULL, NULL, &copy_error)) {
+		g_autofree char *q = pix_quote(backup);
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot write '%s': %s", q, copy_error->message);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* The seq of the last export into `dir` (its state file), or -1. */
+static gint64 read_state(const char *dir)
+{
+	g_autofree char *path = pix_path_join(dir, STATE_FILE);
+	g_autofree char *text = NULL;
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return -1;
+	const char *seq = g_str_has_prefix(text, "seq=") ? text + 4 : NULL;
+	char *end;
+	gint64 n = seq != NULL ? g_ascii_strtoll(seq, &end, 10) : -1;
+	return seq != NULL && end != seq && n >= 0 ? n : -1;
+}
+
+static gboolean write_state(const char *dir, gint64 seq, GError **error)
+{
+	g_autofree char *path = pix_path_join(dir, STATE_FILE);
+	g_autoptr(PixAtomicFile) af = pix_atomic_new(path, 0666, error);
+	if (af == NULL)
+		return FALSE;
+	fprintf(pix_atomic_stream(af),
+	        "seq=%" G_GINT64_FORMAT "\n# photoidx: the catalog's change log seq of the last export into this "
+	        "directory (export --kphotoalbum --since last)\n", seq);
+	return pix_atomic_commit(g_steal_pointer(&af), error);
+}
+
+/* The changes after `since` at or below `dir`: the current paths of the
+ * files they touch (into `wanted`) and the moves (old rel -> new rel). */
+typedef struct {
+	const char *dir;
+	GHashTable *wanted, *moves;
+} Since;
+
+static const char *rel_of(const char *dir, const char *path)
+{
+	if (path == NULL || !pix_path_is_under(path, dir) || strcmp(path, dir) == 0)
+		return NULL;
+	return path + strlen(dir) + (strcmp(dir, "/") == 0 ? 0 : 1);
+}
+
+static gboolean on_change(gpointer data, const PixChange *c)
+{
+	Since *s = data;
+	if (c->has_file && rel_of(s->dir, c->path) != NULL)
+		g_hash_table_add(s->wanted, g_strdup(c->path));
+	const char *from = rel_of(s->dir, c->old_path), *to = rel_of(s->dir, c->new_path);
+	if (strcmp(c->kind, "moved") == 0 && from != NULL && to != NULL)
+		g_hash_table_insert(s->moves, g_strdup(from), g_strdup(to));
+	return TRUE;
+}
+
+gboolean pix_export_kphotoalbum(PixStore *reader, const char *dir, const PixFilter *filter,
+                                const PixKpaOptions *opts, PixKpaExport *out, GError **error)
 {
 	g_autofree char *xml_path = pix_path_join(dir, "index.xml");
 	g_autofree char *exif_path = pix_path_join(dir, "exif-info.db");
-	g_autofree char *backup_path = g_strconcat(xml_path, "~", NULL);
 	char *paths[] = { (char *)dir, NULL };
+	Settings settings = { 0 };
+	Index ix = { 0 };
+	gboolean is_ok = FALSE;
+	g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(Rec));
+	g_autoptr(GHashTable) wanted = NULL, moves = NULL;
+	g_autoptr(GHashTable) drop_exif = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(PixXmlNode) old_root = NULL;
+	g_autoptr(GString) bytes = g_string_new(NULL);
+	g_autoptr(PixAtomicFile) exif_file = NULL;
+	g_autoptr(PixKpaExifDb) exif = NULL;
+	gboolean is_exif_same = FALSE;
+	Collect c = { .dir = dir, .recs = recs, .out = out };
+	PixFilter f;
 
 	memset(out, 0, sizeof *out);
-	if (!is_force && !refuse_existing(xml_path, error))
-		return FALSE;
+	g_array_set_clear_func(recs, rec_clear);
+	read_settings(&settings);
+	if (!index_load(&ix, xml_path, opts->is_force, error) || !pix_store_last_seq(reader, &out->seq, error))
+		goto done;
+	if (ix.old_bytes != NULL && !opts->is_force)
+		old_root = pix_xml_parse(ix.old_bytes, ix.old_len, MAX_DEPTH, NULL);
 
-	g_autoptr(PixAtomicFile) exif_file = pix_atomic_new(exif_path, 0666, error);
-	if (exif_file == NULL)
-		return FALSE;
-	g_autoptr(PixKpaExifDb) exif = pix_store_kpa_new(pix_atomic_temp_path(exif_file), exif_path, error);
-	if (exif == NULL)
-		return FALSE;
-
-	g_autoptr(GArray) entries = g_array_new(FALSE, FALSE, sizeof(Entry));
-	g_array_set_clear_func(entries, entry_clear);
-	Export ex = { .dir = dir, .entries = entries, .exif = exif, .out = out };
-	PixFilter f = export_filter(filter, paths);
-	if (f.media_mask != 0 && !pix_store_each_record(reader, &f, PIX_SORT_NONE, 0, on_record, &ex, error))
-		return FALSE;
-	if (ex.error != NULL) {
-		g_propagate_error(error, ex.error);
-		return FALSE;
+	gint64 since = opts->is_since_last ? read_state(dir) : opts->since;
+	if (opts->is_since_last && since < 0)
+		pix_notice("no earlier export into '%s' is recorded: every file is merged", dir);
+	if (since >= 0 && ix.old_bytes != NULL && !opts->is_force) {
+		Since s = { .dir = dir, .wanted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+			    .moves = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free) };
+		wanted = s.wanted, moves = s.moves;
+		if (!pix_store_each_change(reader, since, 0, on_change, &s, error))
+			goto done;
 	}
-	g_array_sort(entries, entry_cmp);
-	g_assert(index_check(entries));
-	out->n_images = entries->len;
 
+	c.wanted = wanted;
+	f = export_filter(filter, paths);
+	if (f.media_mask != 0 && (wanted == NULL || g_hash_table_size(wanted) > 0) &&
+	    !pix_store_each_record(reader, &f, PIX_SORT_PATH, 0, on_record, &c, error))
+		goto done;
+
+	if ((exif_file = pix_atomic_new(exif_path, 0666, error)) == NULL ||
+	    (exif = pix_store_kpa_new(pix_atomic_temp_path(exif_file), exif_path, error)) == NULL)
+		goto done;
+	Merge m = { .dir = dir, .settings = &settings, .ix = &ix, .recs = recs, .moves = moves,
+		    .drop_exif = drop_exif, .exif = exif, .out = out };
+	if (!merge(&m, error))
+		goto done;
+	if (access(exif_path, F_OK) == 0 && !opts->is_force) {
+		g_autofree char *why = NULL;
+		if (!pix_store_kpa_keep(exif, exif_path, drop_exif, &out->n_exif_kept, &is_exif_same, &why, error))
+			goto done;
+		if (why != NULL) {
+			g_autofree char *q = pix_quote(exif_path);
+			pix_notice("not keeping the rows of '%s': %s", q, why);
+		}
+	}
 	if (!pix_store_kpa_finish(g_steal_pointer(&exif), error))
-		return FALSE;
-	g_autoptr(PixAtomicFile) xml_file = pix_atomic_new(xml_path, 0666, error);
-	if (xml_file == NULL)
-		return FALSE;
-	FILE *f_xml = pix_atomic_stream(xml_file);
-	if (f_xml == NULL) {
-		set_file_error(error, errno, "cannot write", xml_path);
-		return FALSE;
-	}
-	write_index(f_xml, entries);
+		goto done;
 
+	pix_xml_write(bytes, ix.root);
+	gboolean is_xml_same;
+	is_xml_same = ix.old_bytes != NULL && ix.old_len == bytes->len &&
+	                       memcmp(ix.old_bytes, bytes->str, bytes->len) == 0;
+	if (!check_written(&ix, bytes, old_root, error))
+		goto done;
+	out->is_unchanged = is_xml_same && is_exif_same;
 	/* index.xml last: it is what KPhotoAlbum opens, and a crash before
 	 * its rename leaves the old one whole (with a newer exif-info.db,
-	 * which is only a cache of the files' metadata). */
-	if (!pix_atomic_commit(g_steal_pointer(&exif_file), error))
-		return FALSE;
-	if (!is_force && !refuse_existing(xml_path, error))
-		return FALSE;
-	if (is_force && !keep_backup(xml_path, backup_path, error))
-		return FALSE;
-	return pix_atomic_commit(g_steal_pointer(&xml_file), error);
+	 * which is only a cache of the files' metadata) */
+	if (is_exif_same)
+		pix_atomic_abort(g_steal_pointer(&exif_file));
+	else if (!pix_atomic_commit(g_steal_pointer(&exif_file), error))
+		goto done;
+	if (!is_xml_same) {
+		g_autoptr(PixAtomicFile) xml_file = pix_atomic_new(xml_path, 0666, error);
+		if (xml_file == NULL)
+			goto done;
+		FILE *f_xml = pix_atomic_stream(xml_file);
+		if (fwrite(bytes->str, 1, bytes->len, f_xml) != bytes->len) {
+			set_file_error(error, errno, "cannot write", xml_path);
+			goto done;
+		}
+		if (ix.old_bytes != NULL) {
+			out->backup = next_backup(dir);
+			if (!keep_backup(xml_path, out->backup, error))
+				goto done;
+		}
+		if (!pix_atomic_commit(g_steal_pointer(&xml_file), error))
+			goto done;
+	}
+	is_ok = write_state(dir, out->seq, error);
+done:
+	settings_clear(&settings);
+	index_clear(&ix);
+	return is_ok;
 }

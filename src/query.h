@@ -101,6 +101,9 @@ typedef gboolean (*PixRecordFn)(gpointer data, const PixRecord *r);
  * `limit` (0: all); returning FALSE stops (then the call returns TRUE). */
 gboolean pix_store_each_record(PixStore *s, const PixFilter *filter, PixSort sort, gint64 limit, PixRecordFn fn,
                                gpointer data, GError **error);
+/* The seq of the change log's last entry (0 when it is empty), in the
+ * reader's snapshot. */
+gboolean pix_store_last_seq(PixStore *s, gint64 *seq, GError **error);
 
 /* One group of files with the same content, for `dups`. */
 typedef struct {

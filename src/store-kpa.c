@@ -5,7 +5,8 @@
  * the image files to fill it in.
  *
  * Writes one new SQLite file (the temporary file of the export; the
- * caller syncs and renames it); reads nothing.  Main thread.
+ * caller syncs and renames it); reads the old exif-info.db, for the rows
+ * to keep.  Main thread.
  *
  * Invariants:
  *  1. The schema text is KPhotoAlbum's own, character for character, and
@@ -149,16 +150,16 @@ gboolean pix_store_kpa_add(PixKpaExifDb *x, const PixKpaExifRow *row, GError **e
 	bind_text(st, COL_FILENAME, row->path, NULL);
 	bind_real(st, COL_FOCAL, row->focal_mm);
 	bind_real(st, COL_EXPOSURE, row->exposure_s);
-	bind_real(st, COL_APERTURE, NAN);
+	bind_real(st, COL_APERTURE, row->aperture);
 	bind_real(st, COL_FNUMBER, row->fnumber);
-	bind_int(st, COL_FLASH, -1);
+	bind_int(st, COL_FLASH, row->flash);
 	bind_int(st, COL_CONTRAST, -1);
 	bind_int(st, COL_SHARPNESS, -1);
 	bind_int(st, COL_SATURATION, -1);
 	bind_int(st, COL_ORIENTATION, row->orientation);
-	bind_int(st, COL_METERING, -1);
+	bind_int(st, COL_METERING, row->metering_mode);
 	bind_int(st, COL_ISO, row->iso);
-	bind_int(st, COL_PROGRAM, -1);
+	bind_int(st, COL_PROGRAM, row->exposure_program);
 	bind_text(st, COL_MAKE, row->make, "");
 	bind_text(st, COL_MODEL, row->model, "");
 	/* EXIF keeps a position as unsigned degrees and metres plus a
@@ -168,12 +169,12 @@ gboolean pix_store_kpa_add(PixKpaExifDb *x, const PixKpaExifRow *row, GError **e
 	bind_int(st, COL_GPS_ALT_REF, has_position && row->gps_alt_m < 0 ? 1 : 0);
 	bind_text(st, COL_GPS_MEASURE_MODE, NULL, "");
 	bind_real(st, COL_GPS_DOP, NAN);
-	bind_real(st, COL_GPS_DIRECTION, NAN);
+	bind_real(st, COL_GPS_DIRECTION, row->gps_direction);
 	bind_real(st, COL_GPS_LAT, has_position ? fabs(row->gps_lat) : NAN);
 	bind_text(st, COL_GPS_LAT_REF, has_position ? (row->gps_lat < 0 ? "S" : "N") : NULL, "");
 	bind_real(st, COL_GPS_LON, has_position ? fabs(row->gps_lon) : NAN);
 	bind_text(st, COL_GPS_LON_REF, has_position ? (row->gps_lon < 0 ? "W" : "E") : NULL, "");
-	bind_real(st, COL_GPS_TIME, NAN);
+	bind_real(st, COL_GPS_TIME, row->gps_time_h);
 	bind_text(st, COL_LENS, row->lens, NULL);
 
 	int rc = sqlite3_step(st);
@@ -183,6 +184,92 @@ gboolean pix_store_kpa_add(PixKpaExifDb *x, const PixKpaExifRow *row, GError **e
 		return FALSE;
 	}
 	return TRUE;
+}
+
+gboolean pix_store_kpa_keep(PixKpaExifDb *x, const char *old_path, GHashTable *drop, gint64 *n_kept,
+                            gboolean *is_same, char **why, GError **error)
+{
+	g_autoptr(sqlite3_stmt) st = NULL;
+	*n_kept = 0;
+	*is_same = FALSE;
+	*why = NULL;
+	/* read-only, through a URI so no journal or lock file is made */
+	g_autofree char *uri = g_filename_to_uri(old_path, NULL, NULL);
+	g_autofree char *ro = uri != NULL ? g_strconcat(uri, "?mode=ro", NULL) : NULL;
+	if (ro == NULL) {
+		*why = g_strdup("its path cannot be opened");
+		return TRUE;
+	}
+	/* SQLite attaches only outside a transaction: the rows so far are
+	 * committed (to the temporary file), and a new one begun after */
+	if (!exec(x, "COMMIT", error))
+		return FALSE;
+	if (sqlite3_prepare_v2(x->db, "ATTACH ?1 AS old", -1, &st, NULL) != SQLITE_OK) {
+		set_error(error, x, sqlite3_errcode(x->db));
+		return FALSE;
+	}
+	sqlite3_bind_text(st, 1, ro, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		*why = g_strdup_printf("it cannot be read (%s)", sqlite3_errmsg(x->db));
+		return exec(x, "BEGIN", error);
+	}
+	g_clear_pointer(&st, sqlite3_finalize);
+	if (!exec(x, "BEGIN", error))
+		return FALSE;
+	/* KPhotoAlbum's version 3, with the columns of ours in their order */
+	gboolean is_v3 = sqlite3_prepare_v2(x->db,
+	                                    "SELECT (SELECT value FROM old.settings WHERE keyword = 'DBVersion'),"
+	                                    " (SELECT group_concat(name, ',') FROM pragma_table_info('exif', 'old')),"
+	                                    " (SELECT group_concat(name, ',') FROM pragma_table_info('exif', 'main'))",
+	                                    -1, &st, NULL) == SQLITE_OK &&
+	                 sqlite3_step(st) == SQLITE_ROW &&
+	                 g_strcmp0((const char *)sqlite3_column_text(st, 0), KPA_EXIF_DB_VERSION) == 0 &&
+	                 g_strcmp0((const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2)) == 0;
+	g_clear_pointer(&st, sqlite3_finalize);
+	gboolean is_ok = TRUE;
+	if (!is_v3) {
+		*why = g_strdup("it is not KPhotoAlbum's Exif database of version " KPA_EXIF_DB_VERSION);
+	} else if (sqlite3_prepare_v2(x->db, "SELECT * FROM old.exif", -1, &st, NULL) != SQLITE_OK) {
+		*why = g_strdup_printf("it cannot be read (%s)", sqlite3_errmsg(x->db));
+	} else {
+		g_autoptr(sqlite3_stmt) ins = NULL;
+		g_autoptr(GString) sql = g_string_new("INSERT OR IGNORE INTO main.exif VALUES (?");
+		for (int i = 2; i <= N_COLS; i++)
+			g_string_append(sql, ", ?");
+		g_string_append(sql, ")");
+		is_ok = sqlite3_prepare_v2(x->db, sql->str, -1, &ins, NULL) == SQLITE_OK;
+		int rc;
+		while (is_ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *name = (const char *)sqlite3_column_text(st, 0);
+			if (name == NULL || (drop != NULL && g_hash_table_contains(drop, name)))
+				continue;
+			for (int c = 0; c < N_COLS; c++)
+				sqlite3_bind_value(ins, c + 1, sqlite3_column_value(st, c));
+			is_ok = sqlite3_step(ins) == SQLITE_DONE;
+			*n_kept += sqlite3_changes(x->db);
+			sqlite3_reset(ins);
+		}
+		if (is_ok && rc != SQLITE_DONE)
+			*why = g_strdup_printf("it could not be read to its end (%s)", sqlite3_errmsg(x->db));
+		if (!is_ok)
+			set_error(error, x, sqlite3_errcode(x->db));
+		g_clear_pointer(&st, sqlite3_finalize);
+		/* the same rows, value for value and type for type */
+		if (is_ok && *why == NULL &&
+		    sqlite3_prepare_v2(x->db,
+		                       "SELECT (SELECT count(*) FROM (SELECT * FROM main.exif EXCEPT SELECT * FROM old.exif))"
+		                       " + (SELECT count(*) FROM (SELECT * FROM old.exif EXCEPT SELECT * FROM main.exif))",
+		                       -1, &st, NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			*is_same = sqlite3_column_int64(st, 0) == 0;
+	}
+	g_clear_pointer(&st, sqlite3_finalize);
+	if (is_ok)
+		is_ok = exec(x, "COMMIT", error);
+	else
+		sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_exec(x->db, "DETACH old", NULL, NULL, NULL);
+	return is_ok && exec(x, "BEGIN", error);
 }
 
 /* The invariants 1 and 2 over what is written so far (debug checker). */

@@ -29,6 +29,12 @@ typedef struct {
 	double gps_lat;         /* signed decimal degrees, north positive */
 	double gps_lon;         /* east positive */
 	double gps_alt_m;       /* negative below sea level */
+	double aperture;        /* ApertureValue, APEX (as KPhotoAlbum stores it) */
+	gint64 flash;           /* EXIF Flash bit field */
+	gint64 metering_mode;
+	gint64 exposure_program;
+	double gps_direction;   /* GPSImgDirection, degrees */
+	double gps_time_h;      /* GPSTimeStamp as KPhotoAlbum keeps it: decimal hours */
 } PixKpaExifRow;
 
 /*
@@ -40,6 +46,17 @@ typedef struct {
 PixKpaExifDb *pix_store_kpa_new(const char *path, const char *display_path, GError **error);
 /* Adds (or replaces) the row of row->path. */
 gboolean pix_store_kpa_add(PixKpaExifDb *db, const PixKpaExifRow *row, GError **error);
+/*
+ * Copies the rows of the exif-info.db at `old_path` that were not added,
+ * but those of the files in `drop` (absolute paths: images renamed or
+ * gone), so the rows KPhotoAlbum made itself stay.  An old file that is
+ * not KPhotoAlbum's schema version 3 is left out (TRUE, *n_kept 0, and
+ * *why says why, transfer full); FALSE with `error` set on a write error.
+ * *is_same: the rows are now exactly the old file's (it need not be
+ * replaced).
+ */
+gboolean pix_store_kpa_keep(PixKpaExifDb *db, const char *old_path, GHashTable *drop, gint64 *n_kept,
+                            gboolean *is_same, char **why, GError **error);
 /* Commits the rows and closes the file, so it can be synced and renamed.
  * Frees `db` either way. */
 gboolean pix_store_kpa_finish(PixKpaExifDb *db, GError **error);

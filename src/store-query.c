@@ -547,3 +547,15 @@ gboolean pix_store_stats(PixStore *s, const PixFilter *filter, PixStats *out, GE
 	g_array_sort(out->by_lens, by_count);
 	return is_ok;
 }
+
+gboolean pix_store_last_seq(PixStore *s, gint64 *seq, GError **error)
+{
+	g_autoptr(sqlite3_stmt) st = NULL;
+	int rc = sqlite3_prepare_v2(pix_store_sqlite(s), "SELECT coalesce(max(seq), 0) FROM changes", -1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*seq = sqlite3_column_int64(st, 0);
+		return TRUE;
+	}
+	pix_store_sqlite_error(error, s, rc, "cannot read the change log");
+	return FALSE;
+}

@@ -140,25 +140,50 @@ test_expect_success 'exif-info.db: values in KPhotoAlbum units, signs as GPS ref
 	test "$(sqlite3 lib/exif-info.db "SELECT count(*) FROM exif WHERE $cols")" = 0
 '
 
-test_expect_success 'no temporary file left in DIR' '
-	test -z "$(ls -A lib | grep "^\.")"
+# the dot files an export leaves in DIR: none but its state file
+dot_files() {
+	ls -A "$1" | grep "^\." | grep -vx ".photoidx-kpa"
+}
+
+test_expect_success 'no temporary file left in DIR; the state file records the seq exported' '
+	test -z "$(dot_files lib)" &&
+	test "$(head -1 lib/.photoidx-kpa)" = "seq=$(q "select max(seq) from changes")"
 '
 
-test_expect_success 'an existing index.xml is kept: refused without --force' '
-	cp lib/index.xml before.xml &&
-	test_expect_code 73 px export --db "$DB" --kphotoalbum lib 2>err &&
-	grep -q "index.xml.*--force" err &&
-	cmp before.xml lib/index.xml && test ! -e lib/index.xml~ &&
-	test -z "$(ls -A lib | grep "^\.")"
+test_expect_success 'an existing index.xml is merged, not refused: again, nothing changes and no backup is made' '
+	cp lib/index.xml before.xml && cp lib/exif-info.db before.db &&
+	test_expect_code 1 px export --db "$DB" --kphotoalbum lib 2>err &&
+	grep -q "up to date" err &&
+	cmp before.xml lib/index.xml && cmp before.db lib/exif-info.db &&
+	test -z "$(ls lib | grep "~")" && test -z "$(dot_files lib)"
 '
 
-test_expect_success '--force replaces it and keeps the old one as index.xml~' '
-	printf "<KPhotoAlbum version=\"8\"><!-- my tags --></KPhotoAlbum>\n" >lib/index.xml &&
+test_expect_success '--force rebuilds it from the catalog, the old one kept as index.xml~0001~, the next as ~0002~' '
+	printf "<KPhotoAlbum version=\"8\"><Categories/><images/><!-- my tags --></KPhotoAlbum>\n" >lib/index.xml &&
 	cp lib/index.xml mine.xml &&
 	test_expect_code 1 px export --db "$DB" --kphotoalbum lib --force 2>err &&
-	cmp mine.xml lib/index.xml~ &&
+	cmp mine.xml lib/index.xml~0001~ &&
 	cmp before.xml lib/index.xml &&
-	test -z "$(ls -A lib | grep "^\.")"
+	cp mine.xml lib/index.xml &&
+	test_expect_code 1 px export --db "$DB" --kphotoalbum lib --force 2>err &&
+	cmp mine.xml lib/index.xml~0001~ && cmp mine.xml lib/index.xml~0002~ && cmp before.xml lib/index.xml &&
+	rm lib/index.xml~000[12]~ &&
+	test -z "$(dot_files lib)"
+'
+
+test_expect_success 'an index.xml photoidx cannot read is refused with the reason, and nothing is written' '
+	cp lib/index.xml good.xml && cp lib/exif-info.db good.db &&
+	printf "<KPhotoAlbum version=\"8\"><Categories>\n" >lib/index.xml && cp lib/index.xml cut.xml &&
+	test_expect_code 73 px export --db "$DB" --kphotoalbum lib 2>err &&
+	grep -q "cannot merge into .*index.xml.*not well-formed XML (Error on line 2.*nothing was written" err &&
+	cmp cut.xml lib/index.xml && cmp good.db lib/exif-info.db && test -z "$(ls lib | grep "~")" &&
+	printf "<KPhotoAlbum version=\"11\" compressed=\"1\"><Categories/><images/></KPhotoAlbum>\n" >lib/index.xml &&
+	test_expect_code 73 px export --db "$DB" --kphotoalbum lib 2>err &&
+	grep -q "format 11 (KPhotoAlbum 6.1 or later)" err &&
+	printf "<KPhotoAlbum version=\"8\"><images/><Categories/></KPhotoAlbum>\n" >lib/index.xml &&
+	test_expect_code 73 px export --db "$DB" --kphotoalbum lib 2>err &&
+	grep -q "does not begin with <Categories> and <images>" err &&
+	cp good.xml lib/index.xml && test -z "$(dot_files lib)"
 '
 
 test_expect_success 'a failure leaves the old files and no temporary file' '
@@ -167,7 +192,7 @@ test_expect_success 'a failure leaves the old files and no temporary file' '
 	test_expect_code 73 px export --db "$DB" --kphotoalbum lib2 2>err &&
 	grep -q "exif-info.db" err &&
 	test ! -e lib2/index.xml && test -d lib2/exif-info.db &&
-	test -z "$(ls -A lib2 | grep "^\.")"
+	test -z "$(dot_files lib2)"
 '
 
 test_expect_success 'a date without its day (fuzzy) spans the month: startDate and endDate' '
