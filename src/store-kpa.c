@@ -12,7 +12,9 @@
  *  1. The schema text is KPhotoAlbum's own, character for character, and
  *     the settings table says DBVersion 3 and GuaranteedDataVersion 3, so
  *     KPhotoAlbum finds nothing to migrate or re-read.
- *  2. No column of a row is NULL except Exif_Photo_LensModel: an unknown
+ *  2. No column of a row written from the catalog is NULL except
+ *     Exif_Photo_LensModel (rows kept from an old exif-info.db are
+ *     KPhotoAlbum's, as it wrote them): an unknown
  *     value is what KPhotoAlbum stores for a file without the tag (-1.0,
  *     0 or an empty string).  A NULL GPS version makes KPhotoAlbum read the
  *     file again (DB::ImageInfo::coordinates()).
@@ -62,6 +64,7 @@ struct PixKpaExifDb {
 	sqlite3 *db;
 	sqlite3_stmt *insert;
 	char *display_path;   /* owned */
+	gboolean has_kept;    /* rows of an old exif-info.db were copied */
 };
 
 static void set_error(GError **error, PixKpaExifDb *x, int rc)
@@ -247,6 +250,7 @@ gboolean pix_store_kpa_keep(PixKpaExifDb *x, const char *old_path, GHashTable *d
 				sqlite3_bind_value(ins, c + 1, sqlite3_column_value(st, c));
 			is_ok = sqlite3_step(ins) == SQLITE_DONE;
 			*n_kept += sqlite3_changes(x->db);
+			x->has_kept = TRUE;
 			sqlite3_reset(ins);
 		}
 		if (is_ok && rc != SQLITE_DONE)
@@ -290,7 +294,7 @@ static gboolean kpa_check(PixKpaExifDb *x)
 	g_clear_pointer(&st, sqlite3_finalize);
 	if (sqlite3_prepare_v2(x->db, sql->str, -1, &st, NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
 		return FALSE;
-	return sqlite3_column_int64(st, 0) == 0 &&
+	return (x->has_kept || sqlite3_column_int64(st, 0) == 0) &&
 	       g_strcmp0((const char *)sqlite3_column_text(st, 1),
 	                 "DBVersion=" KPA_EXIF_DB_VERSION ",GuaranteedDataVersion=" KPA_EXIF_DB_VERSION) == 0;
 }

@@ -76,8 +76,24 @@ typedef struct {
 static const char *const default_excludes[] = {
 	".thumbnails", ".thumbs", "@eaDir", ".@__thumb", ".git", ".svn",
 	".Trash-*", ".Trashes", "lost+found", ".DS_Store", "._*", "Thumbs.db",
-	"*.photoidx-tmp", NULL
+	"*.photoidx-tmp",
+	/* KPhotoAlbum's own files beside its images (doc/kphotoalbum.md):
+	 * its Exif database, backups and autosave of index.xml, video
+	 * thumbnails, tag icons, and photoidx's record of its last export
+	 * there; index.xml itself where exif-info.db is (is_kpa_file()) */
+	"exif-info.db", "index.xml~*", ".#index.xml*", ".videoThumbnails", "CategoryImages", ".photoidx-kpa", NULL
 };
+
+/* KPhotoAlbum's files that are known by their directory: index.xml (and
+ * its temporary and the annotation dialog's layout) beside an
+ * exif-info.db, which KPhotoAlbum and photoidx's export make there. */
+static gboolean is_kpa_file(const char *dir_path, const char *name)
+{
+	if (strcmp(name, "index.xml") != 0 && strcmp(name, "index.xml.tmp") != 0 && strcmp(name, "layout.dat") != 0)
+		return FALSE;
+	g_autofree char *db = pix_path_join(dir_path, "exif-info.db");
+	return access(db, F_OK) == 0;
+}
 
 /*
  * Invariants 1 and 2 at the top of the stack, where the stack changes: the
@@ -154,7 +170,7 @@ void pix_listing_free(PixListing *l)
 /*
  * fnmatch(pattern, text, 0), without fnmatch for the patterns most
  * excludes are: a plain name, "prefix*" and "*suffix".  fnmatch converts
- * to wide characters in a UTF-8 locale, which for the 13 default patterns
+ * to wide characters in a UTF-8 locale, which for the default patterns
  * cost more than stat'ing each entry.
  */
 static gboolean glob_match(const char *pattern, const char *text)
@@ -191,6 +207,9 @@ gboolean pix_walk_is_excluded(const PixWalkConfig *cfg, const char *dir_path, co
 	for (char **p = cfg->excludes; *p != NULL; p++) {
 		if (strchr(*p, '/') == NULL) {
 			if (glob_match(*p, name))
+				return TRUE;
+			/* excluding KPhotoAlbum's database excludes its index */
+			if (strcmp(*p, "exif-info.db") == 0 && is_kpa_file(dir_path, name))
 				return TRUE;
 		} else {
 			if (path == NULL)
