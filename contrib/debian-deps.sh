@@ -12,7 +12,7 @@
 set -eu
 
 build="build-essential pkg-config libglib2.0-dev libexif-dev libsqlite3-dev libssl-dev libblkid-dev"
-test="$build sqlite3 jq strace util-linux perl valgrind bash-completion libxml2-utils e2fsprogs dosfstools fusefat hashdeep libimage-exiftool-perl"
+test="$build sqlite3 jq strace util-linux perl valgrind bash-completion libxml2-utils e2fsprogs dosfstools fusefat hashdeep libimage-exiftool-perl python3 kphotoalbum xvfb xauth frameworkintegration"
 bench="$test hashdeep libimage-exiftool-perl hyperfine time gnuplot-nox"
 # libFuzzer (libclang_rt.fuzzer) and the sanitizers' runtimes live in
 # libclang-rt-14-dev, which clang only recommends (and recommends are not

@@ -215,4 +215,71 @@ test_expect_success 'the description of a new image: EXIF ImageDescription, KPho
 	test "$(xmllint --xpath "count(//image[@file=\"d2.jpg\"]/@description)" c/index.xml)" = 0
 '
 
+# The real KPhotoAlbum (Debian's 5.9), under Xvfb and strace, on the
+# merged library: `kpa NAME [RC]` runs it until its last start-up line
+# (or its autosave, with autoSave set) and stops it; its log in NAME.log,
+# the files it opened in NAME.trace.
+kpa() {
+	mkdir -p "$TRASH/kpa-home/.config" "$TRASH/kpa-home/run" && chmod 700 "$TRASH/kpa-home/run" &&
+	printf "[Notification Messages]\nVideoThumbnailerNotInstalled=false\n%s" "${2:-}" >"$TRASH/kpa-home/.config/kphotoalbumrc" &&
+	(
+		export HOME="$TRASH/kpa-home" XDG_CONFIG_HOME="$TRASH/kpa-home/.config" XDG_RUNTIME_DIR="$TRASH/kpa-home/run"
+		export QT_LOGGING_RULES="kphotoalbum.timingInformation.info=true;kphotoalbum.DB.FileOperations*=true"
+		strace -f -qq -e trace=openat,openat2 -o "$1.trace" xvfb-run -a -s "-screen 0 1280x1024x24" \
+			kphotoalbum --db "$TRASH/lib/index.xml" >"$1.log" 2>&1 &
+		pid=$!
+		for i in $(seq 1 ${KPA_WAIT:-120}); do
+			if [ -n "${KPA_UNTIL:-}" ]; then [ -s "$KPA_UNTIL" ] && break
+			else grep -q "Loading Exif DB" "$1.log" && break; fi
+			sleep 1
+		done
+		sleep 2
+		pkill -TERM -x kphotoalbum; wait $pid 2>/dev/null
+		true
+	) &&
+	grep -q "Loading Exif DB" "$1.log"
+}
+
+# The image files under lib/ it opened (not its own .thumbnails).
+kpa_opened() {
+	grep -o "\"$TRASH/lib/[^\"]*\"" "$1.trace" | tr -d "\"" | grep -v "/\.thumbnails\|/index.xml\|/exif-info.db\|/\.#index" |
+		while read -r f; do [ -f "$f" ] && echo "$f"; done | sort -u
+}
+
+if command -v kphotoalbum >/dev/null 2>&1 && command -v xvfb-run >/dev/null 2>&1 && command -v strace >/dev/null 2>&1; then
+test_expect_success 'KPhotoAlbum 5.9 opens the merged library: no dialog, no new file found, no image opened' '
+	rm -f lib/.#index.xml && cp lib/index.xml merged.xml && cp lib/exif-info.db merged.db &&
+	kpa start &&
+	! grep -q "Found new image" start.log &&
+	test -z "$(kpa_opened start)" &&
+	grep -q "\"$TRASH/lib/index.xml\"" start.trace &&
+	cmp merged.xml lib/index.xml
+'
+
+test_expect_success 'and lists every image with its tags: its own save (autosave) holds all of them, the renamed one tagged' '
+	mkfix jpeg lib/new/after.jpg --seed 20 --date "2024:08:08 08:08:08" &&
+	KPA_UNTIL=lib/.#index.xml KPA_WAIT=150 kpa autosave "[General]
+autoSave=1
+" &&
+	test -s lib/.#index.xml &&
+	test "$(kpa_opened autosave)" = "$TRASH/lib/new/after.jpg" &&
+	test "$(xmllint --xpath "count(//image)" lib/.#index.xml)" = $(( $(x "count(//image)") + 1 )) &&
+	python3 - lib/.#index.xml lib/index.xml <<-PY
+	import sys, xml.etree.ElementTree as ET
+	kpa, ours = (ET.parse(p).getroot() for p in sys.argv[1:])
+	theirs = {i.get("file"): i for i in kpa.find("images")}
+	missing = [i.get("file") for i in ours.find("images") if i.get("file") not in theirs or theirs[i.get("file")].get("md5sum") != i.get("md5sum")]
+	party = theirs["2022/moved/party-renamed.jpg"]
+	ids = {v.get("id"): v.get("value") for c in kpa.find("Categories") if c.get("name") == "Events" for v in c}
+	tags = [ids.get(x) for x in (party.get("Events") or "").split(",")]
+	print(missing, tags)
+	sys.exit(1 if missing or "birthday" not in tags else 0)
+	PY
+	rm -f lib/.#index.xml lib/new/after.jpg
+'
+else
+	test_skip 'KPhotoAlbum 5.9 opens the merged library' 'kphotoalbum, xvfb-run or strace is missing (contrib/debian-deps.sh test installs them)'
+	test_skip 'and lists every image with its tags' 'kphotoalbum, xvfb-run or strace is missing'
+fi
+
 test_done
