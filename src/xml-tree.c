@@ -135,14 +135,17 @@ static void add_leaf(Parse *p, PixXmlKind kind, const char *text, gsize len)
 	pix_xml_insert(p->current, n, -1);
 }
 
+/* Character data without the whitespace around it, which is layout (the
+ * writer indents): so text written and parsed again is the same. */
 static void on_text(GMarkupParseContext *ctx, const char *text, gsize len, gpointer data, GError **error)
 {
 	(void)ctx, (void)error;
-	for (gsize i = 0; i < len; i++)
-		if (!g_ascii_isspace(text[i])) {
-			add_leaf(data, PIX_XML_TEXT, text, len);
-			return;
-		}
+	while (len > 0 && g_ascii_isspace(text[0]))
+		text++, len--;
+	while (len > 0 && g_ascii_isspace(text[len - 1]))
+		len--;
+	if (len > 0)
+		add_leaf(data, PIX_XML_TEXT, text, len);
 }
 
 static void on_passthrough(GMarkupParseContext *ctx, const char *text, gsize len, gpointer data, GError **error)

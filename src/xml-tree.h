@@ -5,7 +5,8 @@
  *
  * Parsing keeps every element, every attribute in its order with its
  * value (entities decoded), comments, and text that is not whitespace;
- * whitespace between elements and the XML declaration are not kept:
+ * whitespace between elements and around text, and the XML declaration,
+ * are not kept:
  * writing indents by 4 spaces per level, as Qt's QXmlStreamWriter does
  * with auto-formatting, after a UTF-8 declaration.  So a file written by
  * pix_xml_write() and parsed again is written again byte for byte.
