@@ -194,6 +194,34 @@ test_expect_success 'the compressed format: tags as ids kept, the new images get
 	test "$(xmllint --xpath "string(//image[@file=\"old/a.jpg\"]//value/@area)" c/index.xml)" = "1 2 3 4"
 '
 
+test_expect_success 'format 9 and 10: the value marked mark-untagged is the untagged tag; what follows member-groups stays' '
+	mkdir -p v9 && mkfix jpeg v9/a.jpg --seed 18 &&
+	cat >v9/index.xml <<-XML &&
+	<?xml version="1.0" encoding="UTF-8"?>
+	<KPhotoAlbum version="10" compressed="0">
+	    <Categories>
+	        <Category name="Events" icon="favorites" show="1" viewtype="0" thumbnailsize="32" positionable="0">
+	            <value value="untagged" id="1"/>
+	        </Category>
+	        <Category name="Keywords" icon="tag" show="1" viewtype="0" thumbnailsize="32" positionable="0">
+	            <value value="inbox" id="7" meta="mark-untagged"/>
+	        </Category>
+	    </Categories>
+	    <images/>
+	    <blocklist/>
+	    <member-groups/>
+	    <global-sort-order>
+	        <item category="Keywords" item="inbox"/>
+	    </global-sort-order>
+	</KPhotoAlbum>
+	XML
+	age v9 && px scan --db "$DB" -q v9 && px export --db "$DB" --kphotoalbum v9 &&
+	test "$(xmllint --xpath "string(//image[@file=\"a.jpg\"]/options/option/@name)" v9/index.xml)" = Keywords &&
+	test "$(xmllint --xpath "string(//image[@file=\"a.jpg\"]/options/option/value/@value)" v9/index.xml)" = inbox &&
+	test "$(xmllint --xpath "string(/KPhotoAlbum/@version)" v9/index.xml)" = 10 &&
+	test "$(xmllint --xpath "string(//global-sort-order/item/@item)" v9/index.xml)" = inbox
+'
+
 test_expect_success 'KPhotoAlbum'\''s settings: excludeDirectories and skipRawIfOtherMatches are followed' '
 	printf "[General]\nexcludeDirectories=xml,ThumbNails,.thumbs,private\nskipRawIfOtherMatches=true\n" >"$HOME/.config/kphotoalbumrc" &&
 	mkdir -p c/private c/raw &&
