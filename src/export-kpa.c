@@ -552,8 +552,12 @@ static gboolean index_load(Index *ix, const char *xml_path, gboolean is_force, G
 	struct stat st;
 	gboolean exists = lstat(xml_path, &st) == 0;
 
+	/* a symbolic link (or anything but a file) is not read: with --force
+	 * it is replaced by the new index, as a link planted there must be */
+	if (exists && !S_ISREG(st.st_mode) && !is_force)
+		return refuse(error, xml_path, "it is not a regular file (a symbolic link is not followed)");
 	if (exists && !S_ISREG(st.st_mode))
-		return refuse(error, xml_path, "it is not a regular file");
+		exists = FALSE, errno = ENOENT;
 	if (exists && st.st_size > MAX_INDEX_BYTES)
 		return refuse(error, xml_path, "it is larger than %u MiB", MAX_INDEX_BYTES >> 20);
 	if (exists && !g_file_get_contents(xml_path, &ix->old_bytes, &ix->old_len, &local))
@@ -1159,7 +1163,8 @@ gboolean pix_export_kphotoalbum(PixStore *reader, const char *dir, const PixFilt
 		    .drop_exif = drop_exif, .exif = exif, .out = out };
 	if (!merge(&m, error))
 		goto done;
-	if (access(exif_path, F_OK) == 0 && !opts->is_force) {
+	struct stat est;
+	if (lstat(exif_path, &est) == 0 && S_ISREG(est.st_mode) && !opts->is_force) {
 		g_autofree char *why = NULL;
 		if (!pix_store_kpa_keep(exif, exif_path, drop_exif, &out->n_exif_kept, &is_exif_same, &why, error))
 			goto done;

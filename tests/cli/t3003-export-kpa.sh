@@ -183,7 +183,10 @@ test_expect_success 'an index.xml photoidx cannot read is refused with the reaso
 	printf "<KPhotoAlbum version=\"8\"><images/><Categories/></KPhotoAlbum>\n" >lib/index.xml &&
 	test_expect_code 73 px export --db "$DB" --kphotoalbum lib 2>err &&
 	grep -q "does not begin with <Categories> and <images>" err &&
-	cp good.xml lib/index.xml && test -z "$(dot_files lib)"
+	rm lib/index.xml && ln -s "$TRASH/good.xml" lib/index.xml &&
+	test_expect_code 73 px export --db "$DB" --kphotoalbum lib 2>err &&
+	grep -q "not a regular file (a symbolic link is not followed)" err && test -L lib/index.xml &&
+	rm lib/index.xml && cp good.xml lib/index.xml && test -z "$(dot_files lib)"
 '
 
 test_expect_success 'a failure leaves the old files and no temporary file' '
