@@ -44,6 +44,25 @@
 #   --quick     `photoidx scan --quick` of the unchanged library (unchanged
 #               directories are not listed again): faster than that find
 #
+# Duplicates (BENCH_DUPS=0 to skip; BENCH_DUPS_CORPORA, default "card lib",
+# those of BENCH_CORPORA to run it on: seq, whose 150 folders hold the same
+# 1000 files, adds about ten minutes, and big is one file): the time to a
+# list of duplicate groups, `photoidx dups` against rmlint
+# (-T df --no-backup -o fdupes:FILE: duplicates only, its list in
+# $BENCH_DIR, no script written, no backup of the previous list; its xattr
+# checksum cache is off unless asked for), jdupes -r and
+# fclones group (only where it is on PATH: Debian 12 has no package):
+#   fresh tree  cold (warm when not root): `photoidx scan` into a new catalog
+#               then `photoidx dups`, against each peer finding them alone
+#   in catalog  warm, the tree already in a catalog: `photoidx scan` (an
+#               unchanged rescan) + `photoidx dups`, and `photoidx dups`
+#               alone, against the same peers, which have no catalog to ask
+# A corpus with no duplicates as generated (card: each file has its own
+# date) gets BENCH_DUPS_COPIES (a tenth of its files) copies of every n-th
+# file in $BENCH_DIR/dups, scanned with it; the report says so.  The groups
+# and the removable files (all but one of each group) of every tool are
+# compared: a warning, not a failure, when they differ.
+#
 # Output: a Markdown table on stdout, also written to doc/bench.md and into
 # README.md between the <!-- bench --> markers, and a chart, doc/bench.png
 # (gnuplot).  BENCH_NO_PUBLISH=1 prints the report (and keeps it in
@@ -72,6 +91,12 @@ TIME=/usr/bin/time
 for tool in "$TIME" md5sum hashdeep exiftool openssl gnuplot jq; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool missing: run sh contrib/debian-deps.sh bench" >&2; exit 1; }
 done
+DUPS=${BENCH_DUPS:-1}
+if [ "$DUPS" = 1 ]; then
+	for tool in rmlint jdupes; do
+		command -v "$tool" >/dev/null || { echo "bench: $tool missing: run sh contrib/debian-deps.sh bench" >&2; exit 1; }
+	done
+fi
 if [ ! -x "$PHOTOIDX" ] || [ ! -x "$MKFIXTURE" ]; then
 	echo "bench: build first (make bench)" >&2
 	exit 1
@@ -174,7 +199,7 @@ drop_caches() {
 }
 
 warm() {
-	find "$1" -type f -print0 | xargs -0 -P "$NPROC" -n 256 cat >/dev/null
+	find "$@" -type f -print0 | xargs -0 -P "$NPROC" -n 256 cat >/dev/null
 }
 
 median() {
@@ -182,14 +207,16 @@ median() {
 }
 
 # measure CORPUS CACHE TOOL CMD: runs sh -c CMD $RUNS times (cold: caches
-# dropped before each run), appends "corpus cache tool seconds rss_kb".
+# dropped before each run; warm: the corpus and $extra_trees read first),
+# appends "corpus cache tool seconds rss_kb".
+extra_trees=""
 measure() {
 	corpus=$1 cache=$2 tool=$3 cmd=$4
 	runs=$RUNS
 	[ "$cache" = cold ] && [ "$can_drop" = 0 ] && return
 	: >"$BENCH_DIR/times"
 	while [ "$runs" -gt 0 ]; do
-		if [ "$cache" = cold ]; then drop_caches; else warm "$BENCH_DIR/$corpus"; fi
+		if [ "$cache" = cold ]; then drop_caches; else warm "$BENCH_DIR/$corpus" $extra_trees; fi
 		"$TIME" -f '%e %M' -o "$BENCH_DIR/t1" sh -c "$cmd" >/dev/null 2>"$BENCH_DIR/stderr" ||
 			{ log "$tool failed on $corpus:"; cat "$BENCH_DIR/stderr" >&2; }
 		tail -n 1 "$BENCH_DIR/t1" >>"$BENCH_DIR/times"
@@ -283,6 +310,115 @@ for c in $CORPORA; do
 	run_corpus "$c"
 done
 
+# --- duplicates: photoidx dups against rmlint, jdupes and fclones ----------
+#
+# On a fresh tree photoidx has to read and hash every file (and index it)
+# before `dups` can answer; the peers compare sizes first, then partial
+# hashes, and read whole only the files still alike.  On a tree already in
+# the catalog photoidx knows every MD5: an unchanged rescan reads no file
+# data, `dups` alone reads only the catalog; the peers read the tree again.
+DUPS_CORPORA=${BENCH_DUPS_CORPORA:-card lib}
+DUPS_DIR="$BENCH_DIR/dups"
+rm -rf "$DUPS_DIR" "$BENCH_DIR/dups-counts.txt" "$BENCH_DIR/dups-notes.txt"
+has_fclones=0
+command -v fclones >/dev/null && has_fclones=1
+
+# fdupes_counts FILE: "GROUPS REMOVABLE" of a list in fdupes format (groups
+# of paths, one a line, separated by blank lines; rmlint's begins with one)
+fdupes_counts() {
+	awk 'NF == 0 { if (n > 1) { g++; r += n - 1 } n = 0; next } { n++ }
+		END { if (n > 1) { g++; r += n - 1 } printf "%d %d\n", g, r }' "$1"
+}
+
+# photoidx_counts FILE: the same from `photoidx dups`'s last line ("G groups
+# of duplicates, F files: ..."); removable is F - G, the trees here having
+# no hard links (which dups shows but does not count as freeing anything)
+photoidx_counts() {
+	awk '/^[0-9]+ groups? of duplicates, [0-9]+ files/ { g = $1; f = $5 }
+		END { if (g == "") print "? ?"; else printf "%d %d\n", g, f - g }' "$1"
+}
+
+dups_note() {
+	echo "$*" >>"$BENCH_DIR/dups-notes.txt"
+	log "$*"
+}
+
+run_dups() {
+	c=$1
+	dir="$BENCH_DIR/$c"
+	out="$DUPS_DIR/$c"
+	db="$BENCH_DIR/$c-dups.db"		# knows the tree: the "in catalog" case
+	fdb="$BENCH_DIR/$c-dups-fresh.db"	# new at each run
+	rm -rf "$out" "$db"* "$fdb"*
+	mkdir -p "$out"
+	extra_trees=""
+	# the catalog of the tree, which also tells whether the corpus has
+	# duplicates as generated
+	warm "$dir"
+	"$PHOTOIDX" scan --db "$db" -q --keep-cache "$dir" || log "photoidx scan failed on $c (exit $?)"
+	groups=$("$PHOTOIDX" dups --db "$db" --json | jq .n_groups)
+	if [ "$groups" = 0 ]; then
+		files=$(find "$dir" -type f | wc -l)
+		copies=${BENCH_DUPS_COPIES:-$((files / 10))}
+		[ "$copies" -lt 1 ] && copies=1
+		[ "$copies" -gt "$files" ] && copies=$files
+		step=$((files / copies))
+		mkdir -p "$out/copies"
+		# every step-th file (in path order) copied once, with its mtime
+		(cd "$BENCH_DIR" && find "$c" -type f | sort | awk -v s="$step" -v k="$copies" 'NR % s == 0 && n < k { print; n++ }' |
+			xargs -d '\n' cp -p --parents -t "$out/copies")
+		find "$out/copies" -type d -exec touch -d '2 days ago' {} +
+		sync
+		extra_trees="$out/copies"
+		dups_note "$c has no duplicates as generated: $copies of its $files files (every ${step}th) copied once into $out/copies, which every tool is given with the corpus"
+		"$PHOTOIDX" scan --db "$db" -q --keep-cache "$dir" "$extra_trees" || log "photoidx scan failed on $c (exit $?)"
+	fi
+	"$PHOTOIDX" dups --db "$db" --json >"$out/reference.json"
+	echo "$c reference $(jq -r '"\(.n_groups) \(.n_files - .n_groups)"' "$out/reference.json")" >>"$BENCH_DIR/dups-counts.txt"
+	paths="'$dir'"
+	[ -n "$extra_trees" ] && paths="$paths '$extra_trees'"
+
+	# a fresh tree: cold, or warm when the caches cannot be dropped
+	fcache=cold keep=""
+	[ "$can_drop" = 1 ] || { fcache=warm keep="--keep-cache"; }
+	measure "$c" "$fcache" dupf_photoidx_scan "rm -f '$fdb'*; '$PHOTOIDX' scan --db '$fdb' -q $keep $paths &&
+		'$PHOTOIDX' dups --db '$fdb' >'$out/fresh-photoidx_scan'"
+	measure "$c" "$fcache" dupf_rmlint "rmlint -T df --no-backup -o fdupes:'$out/fresh-rmlint' $paths"
+	measure "$c" "$fcache" dupf_jdupes "jdupes -q -r $paths >'$out/fresh-jdupes'"
+	[ "$has_fclones" = 1 ] && measure "$c" "$fcache" dupf_fclones "fclones group -f fdupes $paths >'$out/fresh-fclones'"
+
+	# the tree already in the catalog, warm
+	measure "$c" warm dupc_photoidx_scan "'$PHOTOIDX' scan --db '$db' -q $paths && '$PHOTOIDX' dups --db '$db' >'$out/cat-photoidx_scan'"
+	measure "$c" warm dupc_photoidx "'$PHOTOIDX' dups --db '$db' >'$out/cat-photoidx'"
+	measure "$c" warm dupc_rmlint "rmlint -T df --no-backup -o fdupes:'$out/cat-rmlint' $paths"
+	measure "$c" warm dupc_jdupes "jdupes -q -r $paths >'$out/cat-jdupes'"
+	[ "$has_fclones" = 1 ] && measure "$c" warm dupc_fclones "fclones group -f fdupes $paths >'$out/cat-fclones'"
+
+	# do they agree?  (the last run's list of each)
+	ref=$(awk -v c="$c" '$1 == c && $2 == "reference" { print $3, $4 }' "$BENCH_DIR/dups-counts.txt")
+	for f in "$out"/fresh-* "$out"/cat-*; do
+		[ -f "$f" ] || continue
+		name=${f##*/}
+		case $name in
+		*photoidx*) got=$(photoidx_counts "$f") ;;
+		*) got=$(fdupes_counts "$f") ;;
+		esac
+		echo "$c $name $got" >>"$BENCH_DIR/dups-counts.txt"
+		[ "$got" = "$ref" ] ||
+			dups_note "WARNING: $c: $name found $got (groups, removable files); photoidx's catalog has $ref"
+	done
+	extra_trees=""
+	rm -rf "$out" "$db"* "$fdb"*
+	rmdir "$DUPS_DIR" 2>/dev/null || true
+}
+if [ "$DUPS" = 1 ]; then
+	[ "$has_fclones" = 1 ] ||
+		dups_note "fclones skipped: not on PATH (Debian 12 has no package of it; put its release binary on PATH to include it)"
+	for c in $CORPORA; do
+		case " $DUPS_CORPORA " in *" $c "*) run_dups "$c" ;; esac
+	done
+fi
+
 # --- watch: latency and the rate of a copy ----------------------------------
 #
 # A `photoidx watch` of an empty tree (default --settle 0.5).  Latency is
@@ -370,6 +506,7 @@ report() {
 		done
 	done
 	if [ -f "$BENCH_DIR/lib-import.json" ]; then lib_report; query_report; fi
+	if [ -f "$BENCH_DIR/dups-counts.txt" ]; then dups_report; fi
 	awk '$1 == "card" && $2 == "warm" && $3 == "photoidx_meta" { m = $4 } $1 == "card" && $2 == "warm" && $3 == "photoidx_scan" { s = $4 }
 		$1 == "card" && $2 == "warm" && $3 == "exiftool" { e = $4 }
 		END { if (m != "" && m > 0) printf "\nMetadata of the card: exiftool -fast2 %.2f s; photoidx spends %.3f s of processor time reading headers and EXIF (%.0fx faster) and %.2f s checking that each image reaches its end marker (a damage check exiftool does not make).\n", e, m, e / m, s }' "$RESULTS"
@@ -445,6 +582,62 @@ query_report() {
 					(t["sqlite3", c] > 0 ? sprintf("%.2fx", t["photoidx", c] / t["sqlite3", c]) : "-"), r["photoidx", c] / 1024
 			}
 		}' "$RESULTS"
+}
+
+# The time to a list of duplicates, photoidx against rmlint, jdupes and
+# fclones, fresh and with the tree in the catalog, and whether they agree.
+dups_report() {
+	echo
+	echo "Duplicates: the time to a list of duplicate groups (median of $RUNS runs, seconds)."
+	echo "Fresh tree: photoidx scans it into a new catalog (reading and hashing every file,"
+	echo "with its metadata) then runs \`dups\`; rmlint (\`-T df --no-backup -o fdupes:FILE\`), \`jdupes -r\`"
+	echo "and \`fclones group\` compare sizes, then partial hashes, then whole files."
+	echo "In catalog: the tree was scanned before; photoidx's unchanged rescan plus \`dups\`,"
+	echo "and \`dups\` alone, against the same peers, which read the tree again."
+	echo "Ratios are photoidx's time over the fastest peer's: below 1 photoidx is faster."
+	echo
+	echo "| corpus | tree | cache | photoidx scan + dups | photoidx dups | rmlint | jdupes | fclones | fastest peer | scan + dups vs fastest | dups vs fastest | peak RSS: photoidx, rmlint, jdupes, fclones |"
+	echo "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"
+	for c in $CORPORA; do
+		case " $DUPS_CORPORA " in *" $c "*) ;; *) continue ;; esac
+		awk -v c="$c" -v files="$(find "$BENCH_DIR/$c" -type f | wc -l)" '
+			$1 == c && $3 ~ /^dup[fc]_/ { split($3, a, "_"); w = a[1]; k[w] = $2; t[w, substr($3, 6)] = $4; r[w, substr($3, 6)] = $5 }
+			function f(x) { return x == "" ? "-" : sprintf("%.2f", x) }
+			function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2fx", a / b) }
+			function mb(x) { return x == "" ? "-" : sprintf("%.0f", x / 1024) }
+			function row(w, label,   p, best, name, n, i, pr) {
+				if (!(w in k)) return
+				n = split("rmlint jdupes fclones", p, " ")
+				for (i = 1; i <= n; i++)
+					if (t[w, p[i]] != "" && (best == "" || t[w, p[i]] + 0 < best + 0)) { best = t[w, p[i]]; name = p[i] }
+				pr = r[w, "photoidx"] + 0 > r[w, "photoidx_scan"] + 0 ? r[w, "photoidx"] : r[w, "photoidx_scan"]
+				printf "| %s (%d files) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s, %s, %s, %s MB |\n", c, files, label, k[w],
+					f(t[w, "photoidx_scan"]), f(t[w, "photoidx"]), f(t[w, "rmlint"]), f(t[w, "jdupes"]), f(t[w, "fclones"]),
+					(name == "" ? "-" : name), ratio(t[w, "photoidx_scan"], best), ratio(t[w, "photoidx"], best),
+					mb(pr), mb(r[w, "rmlint"]), mb(r[w, "jdupes"]), mb(r[w, "fclones"])
+			}
+			END { row("dupf", "fresh"); row("dupc", "in catalog") }' "$RESULTS"
+	done
+	echo
+	# what each found: groups and removable files (all but one a group)
+	awk '$2 == "reference" { ref[$1] = $3 " " $4; order[++n] = $1; next }
+		{ sub(/^fresh-/, "fresh ", $2); sub(/^cat-/, "in catalog ", $2); sub(/_scan$/, " scan + dups", $2)
+		  nl[$1]++; if ($3 " " $4 != ref[$1]) { odd[$1] = odd[$1] sprintf("; %s: %s groups, %s removable", $2, $3, $4) } }
+		END {
+			for (i = 1; i <= n; i++) {
+				c = order[i]
+				split(ref[c], a, " ")
+				printf "Found in %s: %d groups of duplicates, %d removable files (all but one of each group) in photoidx'"'"'s catalog", c, a[1], a[2]
+				if (odd[c] == "") printf "; the same in each of the %d lists of the runs above (each tool'"'"'s, fresh and in catalog).\n", nl[c]
+				else printf "; DIFFERENT%s.\n", odd[c]
+			}
+		}' "$BENCH_DIR/dups-counts.txt"
+	if [ -f "$BENCH_DIR/dups-notes.txt" ]; then
+		echo
+		cat "$BENCH_DIR/dups-notes.txt"
+	fi
+	grep -q WARNING "$BENCH_DIR/dups-notes.txt" 2>/dev/null ||
+		echo "All the tools found the same groups and removable files."
 }
 
 # A bar chart of the seconds of each tool, per corpus and cache state.
