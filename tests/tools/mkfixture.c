@@ -236,7 +236,9 @@ struct options {
     int have_exif_size;
     uint32_t exif_w, exif_h;
     const char *make, *model, *lens, *software, *description;
-    const char *gps_time, *gps_direction;
+    int have_gps_time, have_gps_direction;
+    struct rational gps_hms[3], gps_direction;
+    const char *gps_date, *gps_direction_ref;
     int have_aperture, have_program, have_metering, have_flash;
     struct rational aperture;
     uint32_t program, metering, flash;
@@ -411,9 +413,24 @@ static void parse_args(int argc, char **argv, struct options *o)
         } else if (opt_is(a, "--description")) {
             o->description = VALUE("--description");
         } else if (opt_is(a, "--gps-time")) {
-            o->gps_time = VALUE("--gps-time");
+            /* "H,M,S[,YYYY:MM:DD]", split in place (argv lives as long as we do) */
+            char *s = (char *)VALUE("--gps-time"), *parts[4] = { 0 };
+            int n = 0;
+            for (char *p = strtok(s, ","); p && n < 4; p = strtok(NULL, ","))
+                parts[n++] = p;
+            if (n < 3)
+                die_usage("--gps-time: expected H,M,S[,YYYY:MM:DD]");
+            for (int k = 0; k < 3; k++)
+                o->gps_hms[k] = parse_rational("--gps-time", parts[k]);
+            o->gps_date = parts[3];
+            o->have_gps_time = 1;
         } else if (opt_is(a, "--gps-direction")) {
-            o->gps_direction = VALUE("--gps-direction");
+            char *s = (char *)VALUE("--gps-direction"), *ref = strchr(s, ',');
+            if (ref)
+                *ref++ = '\0';
+            o->gps_direction = parse_rational("--gps-direction", s);
+            o->gps_direction_ref = ref;
+            o->have_gps_direction = 1;
         } else if (opt_is(a, "--aperture")) {
             o->aperture = parse_rational("--aperture", VALUE("--aperture"));
             o->have_aperture = 1;
@@ -746,42 +763,24 @@ static void add_gps(const struct options *o, struct ifd *gps, int jpeg)
         ifd_add(gps, 0x0005, TT_BYTE, 1)->num[0] = o->alt < 0 && mm ? 1 : 0;
         ifd_rational(gps, 0x0006, (struct rational){ mm, 1000 });
     }
-    char *date_stamp = NULL;
-    if (o->gps_time) {
-        /* "H,M,S[,YYYY:MM:DD]": copied, the pieces live as long as the tags */
-        char *s = strdup(o->gps_time), *parts[4] = { 0 };
-        int n = 0;
-        if (!s)
-            die_oom();
-        for (char *p = strtok(s, ","); p && n < 4; p = strtok(NULL, ","))
-            parts[n++] = p;
-        if (n < 3)
-            die_usage("--gps-time: expected H,M,S[,YYYY:MM:DD]");
+    if (o->have_gps_time) {
         struct tag *ts = ifd_add(gps, 0x0007, TT_RATIONAL, 3);
         for (int i = 0; i < 3; i++) {
-            struct rational r = parse_rational("--gps-time", parts[i]);
-            ts->num[2 * i] = r.num;
-            ts->num[2 * i + 1] = r.den;
+            ts->num[2 * i] = o->gps_hms[i].num;
+            ts->num[2 * i + 1] = o->gps_hms[i].den;
         }
-        date_stamp = parts[3];
     }
-    if (o->gps_direction) {
-        char *s = strdup(o->gps_direction);
-        if (!s)
-            die_oom();
-        char *ref = strchr(s, ',');
-        if (ref)
-            *ref++ = '\0';
-        if (ref)
-            ifd_ascii(gps, 0x0010, ref);
-        ifd_rational(gps, 0x0011, parse_rational("--gps-direction", s));
+    if (o->have_gps_direction) {
+        if (o->gps_direction_ref)
+            ifd_ascii(gps, 0x0010, o->gps_direction_ref);
+        ifd_rational(gps, 0x0011, o->gps_direction);
     }
     /* exiftool -validate treats this tag as mandatory in a TIFF's GPS IFD
      * (optional in JPEG), so TIFF fixtures carry it to validate cleanly. */
     if (!jpeg)
         ifd_undefined(gps, 0x001b, gps_method, sizeof gps_method);
-    if (date_stamp)
-        ifd_ascii(gps, 0x001d, date_stamp);
+    if (o->gps_date)
+        ifd_ascii(gps, 0x001d, o->gps_date);
 }
 
 /* Adds the option-driven metadata shared by JPEG and TIFF output. */
