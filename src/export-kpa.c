@@ -1142,6 +1142,10 @@ gboolean pix_export_kphotoalbum(PixStore *reader, const char *dir, const PixFilt
 	gint64 since = opts->is_since_last ? read_state(dir) : opts->since;
 	if (opts->is_since_last && since < 0)
 		pix_notice("no earlier export into '%s' is recorded: every file is merged", dir);
+	/* incremental only onto both files: without the old exif-info.db,
+	 * the rows of the files not touched would be lost */
+	if (since >= 0 && ix.old_bytes != NULL && !opts->is_force && access(exif_path, F_OK) != 0)
+		pix_notice("'%s' is not there: every file is merged", exif_path), since = -1;
 	if (since >= 0 && ix.old_bytes != NULL && !opts->is_force) {
 		Since s = { .dir = dir, .wanted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
 			    .moves = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free) };

@@ -146,7 +146,12 @@ test_expect_success 'the incremental export (--since last) gives what a full one
 	test "$(x "string(//image[@file=\"2019/hike-1.jpg\"]/following-sibling::image[1]/@file)")" = new/late.jpg &&
 	cp lib/index.xml incremental.xml &&
 	px export --db "$DB" --kphotoalbum lib 2>err && grep -q "up to date" err &&
-	cmp incremental.xml lib/index.xml
+	cmp incremental.xml lib/index.xml &&
+	rows=$(sqlite3 lib/exif-info.db "select count(*) from exif") && mv lib/exif-info.db saved.db &&
+	px export --db "$DB" --kphotoalbum lib --since last 2>err && grep -q "every file is merged" err &&
+	test "$(sqlite3 lib/exif-info.db "select count(*) from exif")" = $((rows - 1)) &&
+	sqlite3 lib/exif-info.db "select filename from exif" | grep -q "/new/IMG_07.jpg$" &&
+	mv saved.db lib/exif-info.db
 '
 
 test_expect_success 'a changed file: its md5sum and size follow, the user'\''s date and rotation stay' '
