@@ -229,6 +229,9 @@ static void read_settings(Settings *s)
 		g_autofree char *strip = rc_string(kf, "commentsToStrip",
 		                                   "Exif_JPEG_PICTURE-,-OLYMPUS DIGITAL CAMERA-,-JENOPTIK DIGITAL CAMERA-,-");
 		s->comments_to_strip = split_comments(strip);
+		/* compared with trimmed descriptions */
+		for (char **e = s->comments_to_strip; *e != NULL; e++)
+			g_strstrip(*e);
 	}
 }
 
@@ -246,11 +249,8 @@ static char *kpa_description(const Settings *s, const char *text)
 			g_string_append_unichar(out, c);
 	}
 	g_strstrip(out->str);
-	for (char **e = s->comments_to_strip; e != NULL && *e != NULL; e++) {
-		g_autofree char *entry = g_strstrip(g_strdup(*e));
-		if (strcmp(entry, out->str) == 0)
-			return NULL;
-	}
+	if (s->comments_to_strip != NULL && g_strv_contains((const char *const *)s->comments_to_strip, out->str))
+		return NULL;
 	return out->str[0] != '\0' ? g_strdup(out->str) : NULL;
 }
 
@@ -357,6 +357,14 @@ static gboolean is_in_category_images(const char *rel)
 	return FALSE;
 }
 
+/* `path` relative to `dir`, or NULL when it is not strictly below it. */
+static const char *rel_of(const char *dir, const char *path)
+{
+	if (path == NULL || !pix_path_is_under(path, dir) || strcmp(path, dir) == 0)
+		return NULL;
+	return path + strlen(dir) + (strcmp(dir, "/") == 0 ? 0 : 1);
+}
+
 static void skip(Collect *c, const char *path, const char *why)
 {
 	g_autofree char *q = pix_quote(path);
@@ -371,11 +379,9 @@ static gboolean on_record(gpointer data, const PixRecord *r)
 	const char *md5 = pix_record_text(r, PIX_COL_MD5);
 	const char *media = pix_record_text(r, PIX_COL_MEDIA);
 
-	if (path == NULL || !pix_path_is_under(path, c->dir) || strcmp(path, c->dir) == 0)
+	const char *rel = rel_of(c->dir, path);
+	if (rel == NULL || (c->wanted != NULL && !g_hash_table_contains(c->wanted, path)))
 		return TRUE;
-	if (c->wanted != NULL && !g_hash_table_contains(c->wanted, path))
-		return TRUE;
-	const char *rel = path + strlen(c->dir) + (strcmp(c->dir, "/") == 0 ? 0 : 1);
 	if (r->v[PIX_COL_PATH].type == PIX_VAL_BYTES || !is_xml_text(rel)) {
 		skip(c, path, "its name is not UTF-8 text, which index.xml cannot hold");
 		return TRUE;
@@ -609,6 +615,18 @@ static PixXmlNode *find_category(const Index *ix, const char *name, gboolean is_
 	return NULL;
 }
 
+/* The next free id among a category's values (ids are per category). */
+static char *next_value_id(const PixXmlNode *cat)
+{
+	gint64 max_id = 0;
+	for (guint j = 0; j < cat->children->len; j++) {
+		const PixXmlNode *v = cat->children->pdata[j];
+		const char *id = v->kind == PIX_XML_ELEMENT ? pix_xml_get(v, "id") : NULL;
+		max_id = MAX(max_id, id != NULL ? g_ascii_strtoll(id, NULL, 10) : 0);
+	}
+	return g_strdup_printf("%" G_GINT64_FORMAT, max_id + 1);
+}
+
 /*
  * The tag new images get and its id, as KPhotoAlbum would give it: the
  * value marked "mark-untagged" (format 9 and later), else the settings'
@@ -645,20 +663,15 @@ static char *untagged_id(Index *ix, const Settings *s)
 			pix_xml_set(cat, "positionable", "0");
 			pix_xml_insert(ix->categories, cat, -1);
 		}
-		gint64 max_id = 0;
 		for (guint j = 0; j < cat->children->len && value == NULL; j++) {
 			PixXmlNode *v = cat->children->pdata[j];
-			if (v->kind != PIX_XML_ELEMENT)
-				continue;
-			if (g_strcmp0(pix_xml_get(v, "value"), tag) == 0)
+			if (v->kind == PIX_XML_ELEMENT && g_strcmp0(pix_xml_get(v, "value"), tag) == 0)
 				value = v;
-			const char *id = pix_xml_get(v, "id");
-			max_id = MAX(max_id, id != NULL ? g_ascii_strtoll(id, NULL, 10) : 0);
 		}
 		if (value == NULL) {
 			value = pix_xml_element_new("value");
 			pix_xml_set(value, "value", tag);
-			g_autofree char *id = g_strdup_printf("%" G_GINT64_FORMAT, max_id + 1);
+			g_autofree char *id = next_value_id(cat);
 			pix_xml_set(value, "id", id);
 			if (ix->version >= 9)
 				pix_xml_set(value, "meta", "mark-untagged");
@@ -670,13 +683,7 @@ static char *untagged_id(Index *ix, const Settings *s)
 	const char *id = pix_xml_get(value, "id");
 	if (id == NULL || g_ascii_strtoll(id, NULL, 10) <= 0) {
 		/* an id is what the compressed format refers to it by */
-		gint64 max_id = 0;
-		for (guint j = 0; j < cat->children->len; j++) {
-			const char *other = ((PixXmlNode *)cat->children->pdata[j])->kind == PIX_XML_ELEMENT
-			                        ? pix_xml_get(cat->children->pdata[j], "id") : NULL;
-			max_id = MAX(max_id, other != NULL ? g_ascii_strtoll(other, NULL, 10) : 0);
-		}
-		g_autofree char *new_id = g_strdup_printf("%" G_GINT64_FORMAT, max_id + 1);
+		g_autofree char *new_id = next_value_id(cat);
 		pix_xml_set(value, "id", new_id);
 		id = pix_xml_get(value, "id");
 	}
@@ -911,6 +918,7 @@ static gboolean merge(Merge *m, GError **error)
 		const char *md5 = file != NULL ? pix_xml_get(e, "md5sum") : NULL;
 		if (file == NULL || g_hash_table_contains(in_catalog, file) || is_on_disk(m->dir, file))
 			continue;
+		m->out->n_gone++;       /* less those found moved, below */
 		if (md5 != NULL) {
 			GPtrArray *a = g_hash_table_lookup(gone_by_md5, md5);
 			if (a == NULL)
@@ -923,6 +931,7 @@ static gboolean merge(Merge *m, GError **error)
 		PixXmlNode *from = moved_from(m, r, gone_by_md5);
 		if (from != NULL) {
 			move_image(m, from, r);
+			m->out->n_gone--;
 			r->is_done = TRUE;
 		} else if (g_hash_table_contains(ix->blocked, r->rel)) {
 			m->out->n_blocked++;
@@ -941,19 +950,6 @@ static gboolean merge(Merge *m, GError **error)
 		g_ptr_array_add(nodes, new_image(ix, news->pdata[i], m->settings, untagged));
 	insert_in_date_order(ix, news, nodes);
 	m->out->n_added = news->len;
-	/* what is still listed but gone: kept, as KPhotoAlbum keeps it */
-	GHashTableIter it;
-	gpointer v;
-	g_hash_table_iter_init(&it, gone_by_md5);
-	while (g_hash_table_iter_next(&it, NULL, &v))
-		m->out->n_gone += ((GPtrArray *)v)->len;
-	for (guint i = 0; i < ix->images->children->len; i++) {
-		PixXmlNode *e = ix->images->children->pdata[i];
-		const char *file = e->kind == PIX_XML_ELEMENT ? pix_xml_get(e, "file") : NULL;
-		const char *md5 = file != NULL ? pix_xml_get(e, "md5sum") : (const char *)"";
-		if (file != NULL && md5 == NULL && !g_hash_table_contains(in_catalog, file) && !is_on_disk(m->dir, file))
-			m->out->n_gone++;
-	}
 	m->out->n_images = pix_xml_count(ix->images, "image");
 
 	for (guint i = 0; i < m->recs->len; i++) {
@@ -1093,12 +1089,6 @@ typedef struct {
 	GHashTable *wanted, *moves;
 } Since;
 
-static const char *rel_of(const char *dir, const char *path)
-{
-	if (path == NULL || !pix_path_is_under(path, dir) || strcmp(path, dir) == 0)
-		return NULL;
-	return path + strlen(dir) + (strcmp(dir, "/") == 0 ? 0 : 1);
-}
 
 static gboolean on_change(gpointer data, const PixChange *c)
 {
