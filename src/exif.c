@@ -265,11 +265,11 @@ gboolean pix_exif_read(const guint8 *data, gsize len, PixMeta *m, char **problem
 	if (get_real(find(ed, EXIF_TAG_APERTURE_VALUE, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &v))
 		pix_meta_set_aperture(m, v);
 	if (get_int(find(ed, EXIF_TAG_EXPOSURE_PROGRAM, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &n))
-		pix_meta_set_code(&m->exposure_program, n, 0, 9, -1);
+		pix_meta_set_exposure_program(m, n);
 	if (get_int(find(ed, EXIF_TAG_METERING_MODE, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &n))
-		pix_meta_set_code(&m->metering_mode, n, 0, 6, 255);
+		pix_meta_set_metering_mode(m, n);
 	if (get_int(find(ed, EXIF_TAG_FLASH, EXIF_IFD_EXIF, EXIF_IFD_0), order, 0, &n))
-		pix_meta_set_code(&m->flash, n, 0, 0x7f, -1);
+		pix_meta_set_flash(m, n);
 	pix_meta_set_string(&m->description, get_string(find(ed, EXIF_TAG_IMAGE_DESCRIPTION, EXIF_IFD_0, EXIF_IFD_EXIF)));
 
 	if (sink.n_problems > 0) {

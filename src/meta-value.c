@@ -156,10 +156,27 @@ gboolean pix_meta_coordinate(const double *dms, guint n, const char *ref, char n
 	return TRUE;
 }
 
-void pix_meta_set_code(int *field, gint64 v, gint64 lo, gint64 hi, gint64 other)
+/* `v` into `*field` when that is still unknown (< 0) and `v` is in
+ * [lo, hi] or equal to `other` (-1: none). */
+static void set_code(int *field, gint64 v, gint64 lo, gint64 hi, gint64 other)
 {
 	if (*field < 0 && ((v >= lo && v <= hi) || (other >= 0 && v == other)))
 		*field = (int)v;
+}
+
+void pix_meta_set_exposure_program(PixMeta *m, gint64 v)
+{
+	set_code(&m->exposure_program, v, 0, 9, -1);
+}
+
+void pix_meta_set_metering_mode(PixMeta *m, gint64 v)
+{
+	set_code(&m->metering_mode, v, 0, 6, 255);
+}
+
+void pix_meta_set_flash(PixMeta *m, gint64 v)
+{
+	set_code(&m->flash, v, 0, 0x7f, -1);
 }
 
 void pix_meta_set_aperture(PixMeta *m, double apex)

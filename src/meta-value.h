@@ -35,10 +35,12 @@ gboolean pix_meta_parse_int(const char *s, gint64 min, gint64 max, gint64 *out);
 gboolean pix_meta_coordinate(const double *dms, guint n, const char *ref, char negative_ref, double limit,
                              double *out);
 
-/* Stores `v` in `*field` when that is still unknown (< 0) and `v` is in
- * [lo, hi] or equal to `other` (an EXIF code's "other" value, e.g. 255;
- * pass -1 for none). */
-void pix_meta_set_code(int *field, gint64 v, gint64 lo, gint64 hi, gint64 other);
+/* The EXIF codes, each into its field when still unknown and one of the
+ * values EXIF defines: ExposureProgram 0..9, MeteringMode 0..6 or 255
+ * (other), Flash a bit field up to 0x7f. */
+void pix_meta_set_exposure_program(PixMeta *m, gint64 v);
+void pix_meta_set_metering_mode(PixMeta *m, gint64 v);
+void pix_meta_set_flash(PixMeta *m, gint64 v);
 /* ApertureValue (APEX) into m->aperture, when still unknown and sane
  * (-2 < apex < 64: f/0.5 to beyond any lens). */
 void pix_meta_set_aperture(PixMeta *m, double apex);

@@ -532,9 +532,9 @@ static void apply(Xmp *x, PixMeta *m)
 	if (x->values[P_APERTURE] != NULL && pix_meta_parse_rational(x->values[P_APERTURE], &v))
 		pix_meta_set_aperture(m, v);
 	if (x->values[P_EXPOSURE_PROGRAM] != NULL && pix_meta_parse_int(x->values[P_EXPOSURE_PROGRAM], 0, 255, &n))
-		pix_meta_set_code(&m->exposure_program, n, 0, 9, -1);
+		pix_meta_set_exposure_program(m, n);
 	if (x->values[P_METERING_MODE] != NULL && pix_meta_parse_int(x->values[P_METERING_MODE], 0, 255, &n))
-		pix_meta_set_code(&m->metering_mode, n, 0, 6, 255);
+		pix_meta_set_metering_mode(m, n);
 	if (x->values[P_GPS_DIRECTION] != NULL && pix_meta_parse_rational(x->values[P_GPS_DIRECTION], &v))
 		pix_meta_set_direction(m, v, x->values[P_GPS_DIRECTION_REF]);
 	apply_gps_time(x, m);

@@ -725,11 +725,11 @@ static void read_fields(const Reader *r, const Dir *ifd0, const Dir *exif, const
 	if (entry_real(r, find2(exif, ifd0, TAG_APERTURE), 0, &v))
 		pix_meta_set_aperture(m, v);
 	if (entry_int(r, find2(exif, ifd0, TAG_EXPOSURE_PROGRAM), 0, &n))
-		pix_meta_set_code(&m->exposure_program, n, 0, 9, -1);
+		pix_meta_set_exposure_program(m, n);
 	if (entry_int(r, find2(exif, ifd0, TAG_METERING_MODE), 0, &n))
-		pix_meta_set_code(&m->metering_mode, n, 0, 6, 255);
+		pix_meta_set_metering_mode(m, n);
 	if (entry_int(r, find2(exif, ifd0, TAG_FLASH), 0, &n))
-		pix_meta_set_code(&m->flash, n, 0, 0x7f, -1);
+		pix_meta_set_flash(m, n);
 	pix_meta_set_string(&m->description, m->description ? NULL : entry_text(r, find2(ifd0, exif, TAG_IMAGE_DESCRIPTION)));
 	/* IFD1 (the thumbnail) as a last resort */
 	if (m->orientation < 0 && (entry_int(r, find2(ifd0, exif, TAG_ORIENTATION), 0, &n) ||
