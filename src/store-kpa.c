@@ -86,6 +86,17 @@ static gboolean exec(PixKpaExifDb *x, const char *sql, GError **error)
 	return TRUE;
 }
 
+/* `head` (an INSERT into the exif table) with a placeholder per column. */
+static char *insert_sql(const char *head)
+{
+	GString *sql = g_string_new(head);
+	g_string_append(sql, " values (?");
+	for (int i = 2; i <= N_COLS; i++)
+		g_string_append(sql, ", ?");
+	g_string_append(sql, ")");
+	return g_string_free(sql, FALSE);
+}
+
 PixKpaExifDb *pix_store_kpa_new(const char *path, const char *display_path, GError **error)
 {
 	g_autoptr(PixKpaExifDb) x = g_new0(PixKpaExifDb, 1);
@@ -107,11 +118,8 @@ PixKpaExifDb *pix_store_kpa_new(const char *path, const char *display_path, GErr
 	    !exec(x, create_exif_sql, error))
 		return NULL;
 
-	g_autoptr(GString) sql = g_string_new("INSERT OR REPLACE into exif values (?");
-	for (int i = 2; i <= N_COLS; i++)
-		g_string_append(sql, ", ?");
-	g_string_append(sql, ")");
-	rc = sqlite3_prepare_v2(x->db, sql->str, -1, &x->insert, NULL);
+	g_autofree char *sql = insert_sql("INSERT OR REPLACE into exif");
+	rc = sqlite3_prepare_v2(x->db, sql, -1, &x->insert, NULL);
 	if (rc != SQLITE_OK) {
 		set_error(error, x, rc);
 		return NULL;
@@ -236,11 +244,8 @@ gboolean pix_store_kpa_keep(PixKpaExifDb *x, const char *old_path, GHashTable *d
 		*why = g_strdup_printf("it cannot be read (%s)", sqlite3_errmsg(x->db));
 	} else {
 		g_autoptr(sqlite3_stmt) ins = NULL;
-		g_autoptr(GString) sql = g_string_new("INSERT OR IGNORE INTO main.exif VALUES (?");
-		for (int i = 2; i <= N_COLS; i++)
-			g_string_append(sql, ", ?");
-		g_string_append(sql, ")");
-		is_ok = sqlite3_prepare_v2(x->db, sql->str, -1, &ins, NULL) == SQLITE_OK;
+		g_autofree char *sql = insert_sql("INSERT OR IGNORE INTO main.exif");
+		is_ok = sqlite3_prepare_v2(x->db, sql, -1, &ins, NULL) == SQLITE_OK;
 		int rc;
 		while (is_ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 			const char *name = (const char *)sqlite3_column_text(st, 0);
@@ -250,9 +255,9 @@ gboolean pix_store_kpa_keep(PixKpaExifDb *x, const char *old_path, GHashTable *d
 				sqlite3_bind_value(ins, c + 1, sqlite3_column_value(st, c));
 			is_ok = sqlite3_step(ins) == SQLITE_DONE;
 			*n_kept += sqlite3_changes(x->db);
-			x->has_kept = TRUE;
 			sqlite3_reset(ins);
 		}
+		x->has_kept = *n_kept > 0;
 		if (is_ok && rc != SQLITE_DONE)
 			*why = g_strdup_printf("it could not be read to its end (%s)", sqlite3_errmsg(x->db));
 		if (!is_ok)
