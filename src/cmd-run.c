@@ -32,7 +32,7 @@ void pix_run_options_add(GOptionContext *ctx, PixRunOptions *o)
 		{ "max-memory", 0, 0, G_OPTION_ARG_STRING, &o->max_memory, "cap on read buffers (default 64M)", "SIZE" },
 		{ "read-size", 0, 0, G_OPTION_ARG_STRING, &o->read_size, "bytes per read (default 1M)", "SIZE" },
 		{ "readers", 0, 0, G_OPTION_ARG_INT, &o->n_readers, "reads in flight (default: 2 on a rotating disk, else 16)", "N" },
-		{ "device-class", 0, 0, G_OPTION_ARG_STRING, &o->device_class, "auto (from sysfs), rotational, ssd or virtual", "CLASS" },
+		{ "device-class", 0, 0, G_OPTION_ARG_STRING, &o->device_class, "auto (from statfs and sysfs), rotational, ssd, virtual or network", "CLASS" },
 		{ "hashers", 0, 0, G_OPTION_ARG_INT, &o->n_hashers, "hashing threads (default: one per core)", "N" },
 		{ "limit-rate", 0, 0, G_OPTION_ARG_STRING, &o->limit_rate, "read at most SIZE bytes per second", "SIZE" },
 		{ "keep-cache", 0, 0, G_OPTION_ARG_NONE, &o->is_keep_cache, "leave read files in the page cache", NULL },
@@ -118,11 +118,8 @@ PixDeviceClass pix_run_device_class(char **roots, PixDeviceClass forced, GString
 	PixDeviceClass scan_class = PIX_DEVICE_UNKNOWN;
 
 	for (char **r = roots; *r != NULL; r++) {
-		struct stat st;
 		g_autofree char *name = NULL;
-		PixDeviceClass c = PIX_DEVICE_UNKNOWN;
-		if (stat(*r, &st) == 0)
-			c = pix_sched_device_class((guint64)st.st_dev, "/sys", &name);
+		PixDeviceClass c = pix_sched_path_class(*r, "/sys", &name);
 		scan_class = MAX(scan_class, c);
 		g_autofree char *q = pix_quote(*r);
 		pix_info("'%s' is on %s, a%s %s device", q, name != NULL ? name : "no block device",
@@ -167,7 +164,7 @@ int pix_run_configure(const char *cmd, const PixRunOptions *o, PixPipelineConfig
 	if (o->device_class != NULL && strcmp(o->device_class, "auto") != 0) {
 		if (!pix_device_class_parse(o->device_class, &cfg->device_class) ||
 		    cfg->device_class == PIX_DEVICE_UNKNOWN)
-			return pix_cmd_usage_error(cmd, "--device-class: '%s' is not auto, rotational, ssd or virtual",
+			return pix_cmd_usage_error(cmd, "--device-class: '%s' is not auto, rotational, ssd, virtual or network",
 			                           o->device_class);
 	}
 	cfg->n_hashers = o->n_hashers > 0 ? (guint)o->n_hashers : MAX(1, g_get_num_processors());

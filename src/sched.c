@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -36,6 +37,7 @@ static const char *const class_names[] = {
 	[PIX_DEVICE_UNKNOWN] = "unknown",
 	[PIX_DEVICE_SSD] = "ssd",
 	[PIX_DEVICE_VIRTUAL] = "virtual",
+	[PIX_DEVICE_NETWORK] = "network",
 	[PIX_DEVICE_ROTATIONAL] = "rotational",
 };
 
@@ -58,8 +60,65 @@ gboolean pix_device_class_parse(const char *name, PixDeviceClass *out)
 guint pix_sched_readers(PixDeviceClass c)
 {
 	/* a disk head serves one stream well and two tolerably; flash and
-	 * the storage behind virtual disks want a deep queue */
-	return c == PIX_DEVICE_ROTATIONAL ? 2 : 16;
+	 * the storage behind virtual disks want a deep queue; a network file
+	 * system pays a round trip per request, which only many requests in
+	 * flight hide */
+	switch (c) {
+	case PIX_DEVICE_ROTATIONAL: return 2;
+	case PIX_DEVICE_NETWORK: return 64;
+	default: return 16;
+	}
+}
+
+static const struct {
+	guint64 magic;
+	const char *name;
+} network_fs[] = {
+	{ 0x6969, "nfs" },
+	{ 0xff534d42, "cifs" },
+	{ 0xfe534d42, "smb2" },
+	{ 0x517b, "smb" },
+	{ 0x65735546, "fuse" },       /* sshfs, rclone, s3fs, glusterfs... */
+	{ 0x01021997, "9p" },
+	{ 0x00c36400, "ceph" },
+	{ 0x5346414f, "afs" },
+	{ 0x6b414653, "afs" },        /* kAFS */
+	{ 0x73757245, "coda" },
+	{ 0x564c, "ncp" },
+	{ 0x7461636f, "ocfs2" },
+	{ 0x01161970, "gfs2" },
+	{ 0x0bd00bd0, "lustre" },
+	{ 0xbacbacbc, "vboxsf" },
+};
+
+gboolean pix_sched_is_network_fs(guint64 magic, const char **name)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(network_fs); i++) {
+		if (network_fs[i].magic == (magic & 0xffffffffu)) {
+			if (name != NULL)
+				*name = network_fs[i].name;
+			return TRUE;
+		}
+	}
+	return FALSE;
+}
+
+PixDeviceClass pix_sched_path_class(const char *path, const char *sysfs_root, char **name)
+{
+	struct statfs sfs;
+	struct stat st;
+	const char *fs;
+
+	if (name != NULL)
+		*name = NULL;
+	if (statfs(path, &sfs) == 0 && pix_sched_is_network_fs((guint64)sfs.f_type, &fs)) {
+		if (name != NULL)
+			*name = g_strdup(fs);
+		return PIX_DEVICE_NETWORK;
+	}
+	if (stat(path, &st) != 0)
+		return PIX_DEVICE_UNKNOWN;
+	return pix_sched_device_class((guint64)st.st_dev, sysfs_root, name);
 }
 
 /* The first line of a sysfs attribute, or NULL (transfer full). */
@@ -78,7 +137,7 @@ static PixDeviceClass class_of_dev(guint64 dev, const char *root, int depth, cha
  * whole spin; otherwise one virtual makes it virtual. */
 static PixDeviceClass combine(PixDeviceClass a, PixDeviceClass b)
 {
-	return MAX(a, b);   /* unknown < ssd < virtual < rotational */
+	return MAX(a, b);   /* unknown < ssd < virtual < network < rotational */
 }
 
 static PixDeviceClass class_of_node(const char *node_in, const char *root, int depth, char **name)

@@ -14,7 +14,12 @@
  *   virtual     a virtual disk (virtio, Xen) or memory: its rotational flag
  *               says nothing about the storage behind it; many reads in
  *               flight, in inode order
- *   unknown     no block device (tmpfs, NFS, ...): treated as ssd
+ *   network     NFS, CIFS/SMB, sshfs and other FUSE, 9p, Ceph... (statfs
+ *               f_type): every request pays a round trip, so many more
+ *               reads in flight, and directories listed and stat'ed in
+ *               parallel by the walk
+ *   unknown     no block device and not a network file system (tmpfs,
+ *               overlay): treated as ssd
  *
  * Thread-safety: pure functions, but for the FIEMAP ioctls.
  */
@@ -28,10 +33,11 @@ typedef enum {
 	PIX_DEVICE_UNKNOWN,
 	PIX_DEVICE_SSD,
 	PIX_DEVICE_VIRTUAL,
+	PIX_DEVICE_NETWORK,
 	PIX_DEVICE_ROTATIONAL,
 } PixDeviceClass;
 
-/* "unknown", "ssd", "virtual", "rotational" (static). */
+/* "unknown", "ssd", "virtual", "network", "rotational" (static). */
 const char *pix_device_class_name(PixDeviceClass c);
 /* The class for one of those names; FALSE for anything else. */
 gboolean pix_device_class_parse(const char *name, PixDeviceClass *out);
@@ -43,6 +49,21 @@ gboolean pix_device_class_parse(const char *name, PixDeviceClass *out);
  * ("sda", "vda"), or NULL (transfer full).
  */
 PixDeviceClass pix_sched_device_class(guint64 dev, const char *sysfs_root, char **name);
+
+/*
+ * TRUE if statfs f_type `magic` is a network file system: NFS, CIFS/SMB,
+ * FUSE (sshfs, rclone, s3fs...), 9p, Ceph, AFS, Coda, NCP, OCFS2, GFS2,
+ * Lustre, GlusterFS (FUSE).  *name gets its short name ("nfs", "fuse").
+ */
+gboolean pix_sched_is_network_fs(guint64 magic, const char **name);
+
+/*
+ * The class of the file system holding `path`: network when statfs says
+ * so, otherwise the block device's class (pix_sched_device_class() of its
+ * st_dev).  *name as there, or the file system's short name for a network
+ * one.
+ */
+PixDeviceClass pix_sched_path_class(const char *path, const char *sysfs_root, char **name);
 
 /* Reads in flight that suit the class. */
 guint pix_sched_readers(PixDeviceClass c);
