@@ -12,7 +12,7 @@ VERSION = 0.1.0
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-PKGS = glib-2.0 gio-2.0 libexif sqlite3 libcrypto blkid
+PKGS = glib-2.0 gio-2.0 libexif sqlite3 libcrypto blkid liburing
 CC ?= cc
 CFLAGS ?= -O2 -g
 PIX_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -DPIX_VERSION=\"$(VERSION)\" \

@@ -213,6 +213,13 @@ gint64 pix_thread_cpu_ns(void)
 	return (gint64)ts.tv_sec * G_GINT64_CONSTANT(1000000000) + ts.tv_nsec;
 }
 
+gint64 pix_clock_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (gint64)ts.tv_sec * G_GINT64_CONSTANT(1000000000) + ts.tv_nsec;
+}
+
 void pix_request_stop(void)
 {
 	is_stop = 1;

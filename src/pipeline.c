@@ -33,6 +33,7 @@
 #define READ_QUEUE 4096
 #define STORE_QUEUE 8192
 #define STATUS_INTERVAL_US 250000
+#define READ_BATCH 16          /* files a reader takes at once (not on a spinning disk) */
 
 static volatile sig_atomic_t stop_signal;
 
@@ -194,9 +195,15 @@ static gboolean run(const PixPipelineConfig *cfg, PixStore *writer, const Source
 
 	*is_interrupted = FALSE;
 	for (guint i = 0; i < n_hashers; i++)
-		to_hash[i] = pix_queue_new(2 * n_bufs + 4 * cfg->read.n_readers + 16, cfg->read.n_readers);
+		to_hash[i] = pix_queue_new(2 * n_bufs + 64 * cfg->read.n_readers + 16, cfg->read.n_readers);
 	src->start(src->data, to_read, to_store);
-	PixReaders *readers = pix_read_start(&cfg->read, to_read, to_hash, n_hashers);
+	/* a spinning disk reads in the planned order, one file per reader at
+	 * a time; elsewhere a reader takes files in batches, which costs one
+	 * hand-off per batch instead of two per file */
+	PixReadConfig read_cfg = cfg->read;
+	if (read_cfg.batch_files == 0)
+		read_cfg.batch_files = cfg->device_class == PIX_DEVICE_ROTATIONAL ? 1 : READ_BATCH;
+	PixReaders *readers = pix_read_start(&read_cfg, to_read, to_hash, n_hashers);
 	PixHashers *hashers = pix_hash_start(to_hash, n_hashers, to_store);
 	if (cfg->is_progress) {
 		g_mutex_init(&status.lock);

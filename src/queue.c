@@ -62,29 +62,49 @@ void pix_queue_free(PixQueue *q)
 	g_free(q);
 }
 
-void pix_queue_push(PixQueue *q, gpointer data)
+void pix_queue_push_many(PixQueue *q, gpointer *items, guint n)
 {
-	g_assert(data != NULL);
+	guint done = 0;
 	g_mutex_lock(&q->lock);
 	g_assert(q->open_producers > 0);
-	while (q->len == q->capacity) {
-		q->n_push_waiters++;
-		g_cond_wait(&q->not_full, &q->lock);
-		q->n_push_waiters--;
+	while (done < n) {
+		while (q->len == q->capacity) {
+			/* a consumer may be waiting for what is already in */
+			if (q->n_pop_waiters > 0)
+				g_cond_signal(&q->not_empty);
+			q->n_push_waiters++;
+			g_cond_wait(&q->not_full, &q->lock);
+			q->n_push_waiters--;
+		}
+		guint room = q->capacity - q->len;
+		for (guint k = 0; k < room && done < n; k++, done++) {
+			g_assert(items[done] != NULL);
+			q->ring[(q->head + q->len) % q->capacity] = items[done];
+			q->len++;
+		}
 	}
-	q->ring[(q->head + q->len) % q->capacity] = data;
-	q->len++;
 	g_assert(queue_check(q));
-	if (q->n_pop_waiters > 0)
-		g_cond_signal(&q->not_empty);
+	if (q->n_pop_waiters > 0) {
+		/* more than one element: every waiting consumer may have work */
+		if (n > 1)
+			g_cond_broadcast(&q->not_empty);
+		else
+			g_cond_signal(&q->not_empty);
+	}
 	g_mutex_unlock(&q->lock);
 }
 
-gpointer pix_queue_pop_timeout(PixQueue *q, gint64 timeout_us, gboolean *is_timeout)
+void pix_queue_push(PixQueue *q, gpointer data)
 {
-	gpointer data = NULL;
-	gint64 deadline = timeout_us < 0 ? -1 : g_get_monotonic_time() + timeout_us;
+	pix_queue_push_many(q, &data, 1);
+}
 
+guint pix_queue_pop_many(PixQueue *q, gpointer *out, guint max, gint64 timeout_us, gboolean *is_timeout)
+{
+	gint64 deadline = timeout_us < 0 ? -1 : g_get_monotonic_time() + timeout_us;
+	guint n = 0;
+
+	g_assert(max >= 1);
 	if (is_timeout != NULL)
 		*is_timeout = FALSE;
 	g_mutex_lock(&q->lock);
@@ -104,20 +124,30 @@ gpointer pix_queue_pop_timeout(PixQueue *q, gint64 timeout_us, gboolean *is_time
 			if (is_timeout != NULL)
 				*is_timeout = TRUE;
 			g_mutex_unlock(&q->lock);
-			return NULL;
+			return 0;
 		}
 	}
-	if (q->len > 0) {
-		data = q->ring[q->head];
+	while (q->len > 0 && n < max) {
+		out[n++] = q->ring[q->head];
 		q->ring[q->head] = NULL;
 		q->head = (q->head + 1) % q->capacity;
 		q->len--;
-		if (q->n_push_waiters > 0)
+	}
+	if (n > 0 && q->n_push_waiters > 0) {
+		if (n > 1)
+			g_cond_broadcast(&q->not_full);
+		else
 			g_cond_signal(&q->not_full);
 	}
 	g_assert(queue_check(q));
 	g_mutex_unlock(&q->lock);
-	return data;
+	return n;
+}
+
+gpointer pix_queue_pop_timeout(PixQueue *q, gint64 timeout_us, gboolean *is_timeout)
+{
+	gpointer data = NULL;
+	return pix_queue_pop_many(q, &data, 1, timeout_us, is_timeout) == 1 ? data : NULL;
 }
 
 gpointer pix_queue_pop(PixQueue *q)

@@ -31,6 +31,21 @@ gpointer pix_queue_pop(PixQueue *q);
 /* As pix_queue_pop(), but gives up after `timeout_us` microseconds: then
  * returns NULL and sets *is_timeout (which is FALSE on the end of input). */
 gpointer pix_queue_pop_timeout(PixQueue *q, gint64 timeout_us, gboolean *is_timeout);
+/*
+ * Appends `n` elements in order (each non-NULL, transfer full) under one
+ * lock, waking a waiting consumer once rather than per element: the
+ * hand-off of a batch costs what one element did.  Waits for room as
+ * pix_queue_push() does (a batch larger than the free room goes in as
+ * room comes).
+ */
+void pix_queue_push_many(PixQueue *q, gpointer *items, guint n);
+/*
+ * Removes up to `max` (>= 1) of the oldest elements into `out`, waiting as
+ * pix_queue_pop_timeout() does (timeout_us < 0: without limit) until there
+ * is at least one.  Returns how many; 0 at the end of input or on a
+ * timeout (then *is_timeout, when non-NULL, is TRUE).
+ */
+guint pix_queue_pop_many(PixQueue *q, gpointer *out, guint max, gint64 timeout_us, gboolean *is_timeout);
 /* One producer is done. */
 void pix_queue_close(PixQueue *q);
 /* Number of elements waiting (a snapshot, for progress and tests). */

@@ -22,6 +22,7 @@
 #include "read.h"
 #include "log.h"
 #include "path.h"
+#include "uring.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,11 +38,20 @@
 #define RWF_DONTCACHE 0x00000080   /* Linux 6.14: read without keeping the pages */
 #endif
 
+/* A buffer of the pool: read_bytes of data, shared by the chunks (and the
+ * reader filling it) that hold a reference. */
+struct PixBuf {
+	PixBufPool *pool;
+	gint refs;              /* atomic */
+	guint8 *data;           /* page aligned */
+};
+
 struct PixBufPool {
-	gint ref_count;         /* the readers, plus one per chunk holding a buffer */
+	gint ref_count;         /* the readers, plus one per buffer in use */
 	GMutex lock;
 	GCond freed;
-	GSList *free_bufs;
+	guint n_waiters;        /* readers waiting on `freed` */
+	GSList *free_bufs;      /* PixBuf* */
 	guint n_allocated;
 	guint max;
 	gsize buf_bytes;
@@ -57,9 +67,11 @@ struct PixReaders {
 	guint next_out;         /* atomic: where the search for the least loaded starts */
 	PixBufPool *pool;
 	GThread **threads;
-	/* devices whose file system refused RWF_DONTCACHE (st_dev as keys) */
+	/* devices whose file system refused RWF_DONTCACHE (st_dev as keys);
+	 * is_any_refused (atomic) spares the lock while none has */
 	GMutex dontcache_lock;
 	GHashTable *no_dontcache;
+	gint is_any_refused;
 	/* --limit-rate: bytes allowed since `rate_start_us` */
 	GMutex rate_lock;
 	gint64 rate_start_us;
@@ -73,44 +85,74 @@ guint pix_read_buffer_count(const PixReadConfig *cfg)
 	return (guint)CLAMP(n, 2, PIX_READ_MAX_BUFFERS);
 }
 
+static void buf_free(gpointer p)
+{
+	PixBuf *b = p;
+	free(b->data);
+	g_free(b);
+}
+
 static void pool_unref(PixBufPool *pool)
 {
 	if (!g_atomic_int_dec_and_test(&pool->ref_count))
 		return;
-	g_slist_free_full(pool->free_bufs, free);
+	g_slist_free_full(pool->free_bufs, buf_free);
 	g_free(pool->pending_bytes);
 	g_mutex_clear(&pool->lock);
 	g_cond_clear(&pool->freed);
 	g_free(pool);
 }
 
-static guint8 *pool_acquire(PixBufPool *pool)
+/* A buffer with one reference, or NULL when the pool is at its cap and
+ * `is_wait` is FALSE. */
+static PixBuf *pool_acquire(PixBufPool *pool, gboolean is_wait)
 {
-	guint8 *buf = NULL;
+	PixBuf *buf = NULL;
+	gboolean is_new = FALSE;
 	g_mutex_lock(&pool->lock);
-	while (pool->free_bufs == NULL && pool->n_allocated >= pool->max)
+	while (pool->free_bufs == NULL && pool->n_allocated >= pool->max && is_wait) {
+		pool->n_waiters++;
 		g_cond_wait(&pool->freed, &pool->lock);
+		pool->n_waiters--;
+	}
 	if (pool->free_bufs != NULL) {
 		buf = pool->free_bufs->data;
 		pool->free_bufs = g_slist_delete_link(pool->free_bufs, pool->free_bufs);
-	} else {
+	} else if (pool->n_allocated < pool->max) {
 		pool->n_allocated++;
+		is_new = TRUE;
 	}
 	g_mutex_unlock(&pool->lock);
-	if (buf == NULL) {
+	if (is_new) {
+		buf = g_new0(PixBuf, 1);
+		buf->pool = pool;
 		/* page aligned: ready for O_DIRECT, and kind to the page cache */
-		if (posix_memalign((void **)&buf, 4096, pool->buf_bytes) != 0)
+		if (posix_memalign((void **)&buf->data, 4096, pool->buf_bytes) != 0)
 			g_error("out of memory for a %zu-byte read buffer", pool->buf_bytes);
 	}
+	if (buf == NULL)
+		return NULL;
+	buf->refs = 1;
 	g_atomic_int_inc(&pool->ref_count);
 	return buf;
 }
 
-static void pool_release(PixBufPool *pool, guint8 *buf)
+static void buf_ref(PixBuf *buf)
 {
+	g_atomic_int_inc(&buf->refs);
+}
+
+/* Drops a reference; the last gives the buffer back to its pool. */
+static void buf_unref(PixBuf *buf)
+{
+	if (!g_atomic_int_dec_and_test(&buf->refs))
+		return;
+	PixBufPool *pool = buf->pool;
 	g_mutex_lock(&pool->lock);
 	pool->free_bufs = g_slist_prepend(pool->free_bufs, buf);
-	g_cond_signal(&pool->freed);
+	/* a futex call only for a reader that waits */
+	if (pool->n_waiters > 0)
+		g_cond_signal(&pool->freed);
 	g_mutex_unlock(&pool->lock);
 	pool_unref(pool);
 }
@@ -122,7 +164,7 @@ void pix_chunk_free(PixChunk *c)
 	if (c->pending_bytes != NULL)
 		__atomic_sub_fetch(c->pending_bytes, (gint64)c->len, __ATOMIC_RELAXED);
 	if (c->buf != NULL)
-		pool_release(c->pool, c->buf);
+		buf_unref(c->buf);
 	g_free(c->error);
 	g_free(c);
 }
@@ -183,6 +225,8 @@ static int open_file(const char *path)
 
 static gboolean is_dontcache_refused(PixReaders *r, guint64 dev)
 {
+	if (!g_atomic_int_get(&r->is_any_refused))
+		return FALSE;
 	g_mutex_lock(&r->dontcache_lock);
 	gboolean refused = g_hash_table_contains(r->no_dontcache, GSIZE_TO_POINTER((gsize)dev));
 	g_mutex_unlock(&r->dontcache_lock);
@@ -193,6 +237,7 @@ static void refuse_dontcache(PixReaders *r, guint64 dev)
 {
 	g_mutex_lock(&r->dontcache_lock);
 	g_hash_table_add(r->no_dontcache, GSIZE_TO_POINTER((gsize)dev));
+	g_atomic_int_set(&r->is_any_refused, 1);
 	g_mutex_unlock(&r->dontcache_lock);
 }
 
@@ -245,7 +290,7 @@ static gssize read_full(PixReaders *r, int fd, guint64 dev, guint8 *buf, gsize c
 
 static gboolean is_stable(const PixStat *a, const PixStat *b, gint64 bytes)
 {
-	return a->size_bytes == b->size_bytes && a->mtime_ns == b->mtime_ns &&
+	return a->dev == b->dev && a->ino == b->ino && a->size_bytes == b->size_bytes && a->mtime_ns == b->mtime_ns &&
 	       a->ctime_ns == b->ctime_ns && bytes == b->size_bytes;
 }
 
@@ -267,28 +312,212 @@ typedef struct {
 	gboolean is_unstable;
 } Ending;
 
+#define MAX_BATCH_FILES 64
+#define PENDING_NS G_GINT64_CONSTANT(10000000) /* longest a message waits for its batch */
+#define PENDING_MAX 64   /* messages a reader gathers before handing them on */
+#define SHARE_ALIGN 64   /* where a small file's bytes start in a shared buffer */
+#define SHARE_BYTES (256 * 1024) /* of a shared buffer used: the pages a batch of small
+                                  files touches, not the whole buffer */
+
+/* One reader thread's state across the files of a batch. */
+typedef struct {
+	PixReaders *r;
+	guint out_index;        /* the batch's output queue */
+	PixQueue *out;
+	PixChunk *pending[PENDING_MAX]; /* messages not yet handed on, in order */
+	guint n_pending;
+	gint64 pending_since_ns; /* when the oldest of them was gathered */
+	PixUring *uring;        /* batches through io_uring, or NULL */
+	PixBuf *shared;         /* the buffer small files are read into, one
+	                           after the other (one reference), or NULL */
+	gsize shared_used;
+} Reader;
+
+/* Hands the gathered messages to the batch's queue, in one hand-off. */
+static void flush(Reader *rd)
+{
+	if (rd->n_pending == 0)
+		return;
+	pix_queue_push_many(rd->out, (gpointer *)rd->pending, rd->n_pending);
+	rd->n_pending = 0;
+}
+
+static void emit(Reader *rd, PixChunk *c)
+{
+	gint64 now = pix_clock_ns();
+	if (rd->n_pending == 0)
+		rd->pending_since_ns = now;
+	rd->pending[rd->n_pending++] = c;
+	/* a whole read is worth starting on at once; small files wait for
+	 * the batch, unless reading is slow (a network, --limit-rate): then
+	 * what was read goes on within PENDING_NS */
+	if (rd->n_pending == PENDING_MAX || c->len == rd->r->cfg.read_bytes || now - rd->pending_since_ns > PENDING_NS)
+		flush(rd);
+}
+
+static void drop_shared(Reader *rd)
+{
+	if (rd->shared != NULL)
+		buf_unref(g_steal_pointer(&rd->shared));
+}
+
+/* A buffer from the pool; before waiting for one, everything this reader
+ * holds goes (messages handed on, the shared buffer released), so that
+ * consumers can give buffers back and no two readers wait on each other. */
+static PixBuf *acquire(Reader *rd)
+{
+	PixBuf *buf = pool_acquire(rd->r->pool, FALSE);
+	if (buf != NULL)
+		return buf;
+	flush(rd);
+	drop_shared(rd);
+	return pool_acquire(rd->r->pool, TRUE);
+}
+
 /*
- * Reads one whole file and sends its messages (see read.h and invariants
+ * Room for the next read of at most `want` bytes: a share of the reader's
+ * shared buffer when `want` is less than a whole read (small files, and
+ * the last piece of a larger one), else a buffer of its own.  Returns the
+ * buffer (one reference for the caller) and sets *data; without
+ * `is_wait`, NULL where a new buffer would mean waiting (for a caller
+ * that holds references it has not handed on: waiting then could wait
+ * for itself).
+ */
+static PixBuf *room_in(Reader *rd, gsize want, gboolean is_wait, guint8 **data)
+{
+	gsize whole = rd->r->cfg.read_bytes;
+	if (want >= whole) {
+		PixBuf *buf = is_wait ? acquire(rd) : pool_acquire(rd->r->pool, FALSE);
+		if (buf != NULL)
+			*data = buf->data;
+		return buf;
+	}
+	gsize at = (rd->shared_used + SHARE_ALIGN - 1) & ~(gsize)(SHARE_ALIGN - 1);
+	if (rd->shared == NULL || at + want > MAX(MIN(whole, SHARE_BYTES), want)) {
+		PixBuf *buf = is_wait ? NULL : pool_acquire(rd->r->pool, FALSE);
+		if (buf == NULL && !is_wait)
+			return NULL;
+		drop_shared(rd);
+		rd->shared = buf != NULL ? buf : acquire(rd);
+		at = 0;
+	}
+	buf_ref(rd->shared);
+	rd->shared_used = at + want;
+	*data = rd->shared->data + at;
+	return rd->shared;
+}
+
+static PixBuf *room_for(Reader *rd, gsize want, guint8 **data)
+{
+	return room_in(rd, want, TRUE, data);
+}
+
+/* The stat to compare the file with after its read: the walk's (listed
+ * moments ago; the open fd is checked against it after the read, which
+ * spares an fstat per file), or else the open fd's. */
+static gboolean stat_before(const PixItem *item, int fd, PixStat *before, char **error)
+{
+	struct stat st;
+	if (item->action != PIX_ACT_VERIFY && item->st.ino != 0 && S_ISREG(item->st.mode)) {
+		*before = item->st;
+		return TRUE;
+	}
+	if (fstat(fd, &st) != 0) {
+		*error = g_strdup_printf("cannot stat: %s", g_strerror(errno));
+		return FALSE;
+	}
+	pix_stat_from(before, &st);
+	return TRUE;
+}
+
+/* What END says of a stable pass of `total` bytes with stat `after`. */
+static void set_read(Ending *ending, const PixStat *after, gint64 total)
+{
+	gint64 now_ns = g_get_real_time() * 1000;
+	ending->st = *after;
+	ending->bytes_read = total;
+	/* two seconds: FAT (camera cards) keeps mtime in 2 s steps */
+	ending->is_racy = after->mtime_ns > now_ns - G_GINT64_CONSTANT(2000000000) &&
+	                  after->mtime_ns < now_ns + G_GINT64_CONSTANT(2000000000);
+}
+
+/* Gathers a file's last message: `held` (its last data) or a new one,
+ * flagged `owed` and END, saying what `ending` says. */
+static void emit_end(Reader *rd, PixItem *item, PixChunk *held, guint owed, const Ending *ending)
+{
+	pix_count_add(PIX_N_READ, 1);
+	PixChunk *last = held != NULL ? held : chunk_new(0, item);
+	last->flags |= owed | PIX_CHUNK_END;
+	last->st = ending->st;
+	last->bytes_read = ending->bytes_read;
+	last->error = ending->error;
+	last->is_aborted = ending->is_aborted;
+	last->is_racy = ending->is_racy;
+	last->is_vanished = ending->is_vanished;
+	last->is_unstable = ending->is_unstable;
+	emit(rd, last);
+}
+
+/* A chunk of `n` bytes at `data` in `buf` (the caller's reference) of
+ * the file of `item`, counted as read and as waiting for the batch's
+ * consumer. */
+static PixChunk *data_chunk(Reader *rd, PixItem *item, PixBuf *buf, guint8 *data, gsize n)
+{
+	PixChunk *c = chunk_new(0, item);
+	c->buf = buf;
+	c->data = data;
+	c->len = n;
+	c->pending_bytes = &rd->r->pool->pending_bytes[rd->out_index];
+	__atomic_add_fetch(c->pending_bytes, (gint64)n, __ATOMIC_RELAXED);
+	pix_count_add(PIX_BYTES_READ, (gint64)n);
+	return c;
+}
+
+/*
+ * A small file read whole (the `n` bytes its listing's stat said) by
+ * io_uring: if the fstat after the read says the file is the one listed
+ * and did not change, its one message (START | END with the data) is
+ * gathered and TRUE returned; otherwise nothing is, and the caller reads
+ * it the ordinary way.
+ */
+static gboolean finish_whole(Reader *rd, PixItem *item, int fd, PixBuf *buf, guint8 *data, gssize n)
+{
+	struct stat st;
+	PixStat after;
+	Ending ending = { 0 };
+	if (fstat(fd, &st) != 0)
+		return FALSE;
+	pix_stat_from(&after, &st);
+	if (!S_ISREG(after.mode) || !is_stable(&item->st, &after, n))
+		return FALSE;
+	throttle(rd->r, (gsize)n);
+	set_read(&ending, &after, n);
+	PixChunk *c = NULL;
+	if (n > 0)
+		c = data_chunk(rd, item, buf, data, (gsize)n);
+	else
+		buf_unref(buf);   /* an empty file: END alone, as read_fd() sends it */
+	emit_end(rd, item, c, PIX_CHUNK_START, &ending);
+	return TRUE;
+}
+
+/*
+ * Reads one whole file and gathers its messages (see read.h and invariants
  * 2-4).  The message with a pass's last bytes is held back until the
  * fstat after the read says whether the pass was stable, so that a file
  * that fits in one read costs one message.
  */
-static void read_one(PixReaders *r, PixItem *item)
+static void read_fd(Reader *rd, PixItem *item, const char *path, int fd, int err)
 {
-	g_autofree char *path = pix_item_path(item);
-	guint out_index = pick_out(r);
-	PixQueue *out = r->out[out_index];
+	PixReaders *r = rd->r;
 	guint owed = PIX_CHUNK_START;   /* flags the next message must carry */
 	PixChunk *held = NULL;          /* data read but not sent yet */
 	Ending ending = { 0 };
 	gboolean is_uncached = FALSE;   /* reading with RWF_DONTCACHE */
 	struct stat st;
 	PixStat before, after;
-	int fd = open_file(path);
-	int err = 0;
 
 	if (fd < 0) {
-		err = errno;
 		if (err == ENOENT || err == ENOTDIR) {
 			/* deleted or renamed since it was listed: not a problem
 			 * with the file, which is simply not there any more */
@@ -302,17 +531,13 @@ static void read_one(PixReaders *r, PixItem *item)
 		}
 		goto done;
 	}
-	if (fstat(fd, &st) != 0) {
-		err = errno;
-		ending.error = g_strdup_printf("cannot stat: %s", g_strerror(err));
+	if (!stat_before(item, fd, &before, &ending.error))
 		goto done;
-	}
-	if (!S_ISREG(st.st_mode)) {
+	if (!S_ISREG(before.mode)) {
 		ending.error = g_strdup("not read: it is no longer a regular file");
 		ending.is_unstable = TRUE;
 		goto done;
 	}
-	pix_stat_from(&before, &st);
 	if (before.size_bytes > (gint64)r->cfg.read_bytes)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	is_uncached = !r->cfg.is_keep_cache && !is_dontcache_refused(r, before.dev);
@@ -324,35 +549,39 @@ static void read_one(PixReaders *r, PixItem *item)
 				ending.is_aborted = TRUE;
 				goto done;
 			}
-			guint8 *buf = pool_acquire(r->pool);
-			gssize n = read_full(r, fd, before.dev, buf, r->cfg.read_bytes, total, before.size_bytes - total,
-			                     &is_uncached);
+			/* what the stat says is left, and one byte more for a file
+			 * that was empty (to see one that grew) */
+			gint64 left = MAX(before.size_bytes - total, 1);
+			guint8 *data;
+			gsize room = (gsize)MIN(left, (gint64)r->cfg.read_bytes);
+			PixBuf *buf = room_for(rd, room, &data);
+			gssize n = read_full(r, fd, before.dev, data, room, total, before.size_bytes - total, &is_uncached);
 			if (n <= 0) {
-				pool_release(r->pool, buf);
+				buf_unref(buf);
 				if (n < 0) {
 					err = (int)-n;
-					ending.error = g_strdup_printf("cannot read: %s", g_strerror(err));
+					/* a FIFO or device in the place of the file listed
+					 * (its stat was the listing's) cannot be read */
+					if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+						ending.error = g_strdup("not read: it is no longer a regular file");
+						ending.is_unstable = TRUE;
+					} else {
+						ending.error = g_strdup_printf("cannot read: %s", g_strerror(err));
+					}
 					goto done;
 				}
 				break;
 			}
 			throttle(r, (gsize)n);
-			PixChunk *c = chunk_new(0, item);
-			c->buf = buf;
-			c->pool = r->pool;
-			c->data = buf;
-			c->len = (gsize)n;
-			c->pending_bytes = &r->pool->pending_bytes[out_index];
-			__atomic_add_fetch(c->pending_bytes, n, __ATOMIC_RELAXED);
+			PixChunk *c = data_chunk(rd, item, buf, data, (gsize)n);
 			total += n;
-			pix_count_add(PIX_BYTES_READ, n);
 			if ((gsize)n < r->cfg.read_bytes) {
 				held = c;       /* a short read: the end of the file */
 				break;
 			}
 			c->flags |= owed;
 			owed = 0;
-			pix_queue_push(out, c);
+			emit(rd, c);
 		}
 		if (fstat(fd, &st) != 0) {
 			err = errno;
@@ -360,13 +589,13 @@ static void read_one(PixReaders *r, PixItem *item)
 			goto done;
 		}
 		pix_stat_from(&after, &st);
+		if (!S_ISREG(after.mode)) {
+			ending.error = g_strdup("not read: it is no longer a regular file");
+			ending.is_unstable = TRUE;
+			goto done;
+		}
 		if (is_stable(&before, &after, total)) {
-			gint64 now_ns = g_get_real_time() * 1000;
-			ending.st = after;
-			ending.bytes_read = total;
-			/* two seconds: FAT (camera cards) keeps mtime in 2 s steps */
-			ending.is_racy = after.mtime_ns > now_ns - G_GINT64_CONSTANT(2000000000) &&
-			                 after.mtime_ns < now_ns + G_GINT64_CONSTANT(2000000000);
+			set_read(&ending, &after, total);
 			break;
 		}
 		if (pass == MAX_PASSES) {
@@ -379,7 +608,7 @@ static void read_one(PixReaders *r, PixItem *item)
 		if (held != NULL) {
 			held->flags |= owed;
 			owed = 0;
-			pix_queue_push(out, g_steal_pointer(&held));
+			emit(rd, g_steal_pointer(&held));
 		}
 		owed |= PIX_CHUNK_RESTART;
 	}
@@ -397,30 +626,112 @@ done:
 		else if (item->action != PIX_ACT_VERIFY)
 			pix_warn("cannot index '%s': %s (skipping)", q, ending.error);
 	}
-	pix_count_add(PIX_N_READ, 1);
-	PixChunk *last = held != NULL ? held : chunk_new(0, item);
-	last->flags |= owed | PIX_CHUNK_END;
-	last->st = ending.st;
-	last->bytes_read = ending.bytes_read;
-	last->error = ending.error;
-	last->is_aborted = ending.is_aborted;
-	last->is_racy = ending.is_racy;
-	last->is_vanished = ending.is_vanished;
-	last->is_unstable = ending.is_unstable;
-	pix_queue_push(out, last);
+	emit_end(rd, item, held, owed, &ending);
+}
+
+/* Opens and reads one file with blocking system calls. */
+static void read_one(Reader *rd, PixItem *item)
+{
+	g_autofree char *path = pix_item_path(item);
+	int fd = open_file(path);
+	read_fd(rd, item, path, fd, fd < 0 ? errno : 0);
+}
+
+/*
+ * A batch through io_uring: the opens of all its files submitted at once,
+ * then the reads of those that fit in one read, then the closes.  A file
+ * whose read came back whole and stable is finished here, as read_fd()
+ * would have (the same messages); any other (an error, a large file, a
+ * short read, a change) goes to read_fd() with its descriptor, which reads
+ * it again from the start, so that io_uring never decides what is
+ * recorded.
+ */
+static void read_batch_uring(Reader *rd, PixItem **items, guint n)
+{
+	PixReaders *r = rd->r;
+	char *paths[MAX_BATCH_FILES];
+	int fds[MAX_BATCH_FILES];
+	guint8 *bufs[MAX_BATCH_FILES];
+	gsize lens[MAX_BATCH_FILES];
+	gssize res[MAX_BATCH_FILES];
+	PixBuf *held[MAX_BATCH_FILES];
+	gboolean is_uncached = !r->cfg.is_keep_cache;
+	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+
+	for (guint i = 0; i < n; i++)
+		paths[i] = pix_item_path(items[i]);
+	pix_uring_open(rd->uring, paths, flags | O_NOATIME, fds, n);
+	for (guint i = 0; i < n; i++) {
+		const PixStat *st = &items[i]->st;
+		held[i] = NULL;
+		lens[i] = 0;
+		if (fds[i] == -EPERM || fds[i] == -ENAMETOOLONG || fds[i] == -EAGAIN) {
+			/* O_NOATIME needs ownership; a long path is opened in
+			 * pieces; EAGAIN: a lookup that would block (no retry
+			 * here) */
+			fds[i] = open_file(paths[i]);
+			if (fds[i] < 0)
+				fds[i] = -errno;
+		}
+		if (fds[i] < 0 || items[i]->action == PIX_ACT_VERIFY || st->ino == 0 || !S_ISREG(st->mode) ||
+		    st->size_bytes >= (gint64)r->cfg.read_bytes)
+			continue;
+		is_uncached = is_uncached && !is_dontcache_refused(r, st->dev);
+		/* one byte more than the stat said: a file that grew since it
+		 * was listed reads longer, and goes the ordinary way */
+		held[i] = room_in(rd, (gsize)st->size_bytes + 1, FALSE, &bufs[i]);
+		if (held[i] != NULL)
+			lens[i] = (gsize)st->size_bytes + 1;
+	}
+	pix_uring_read(rd->uring, fds, bufs, lens, is_uncached ? RWF_DONTCACHE : 0, res, n);
+	for (guint i = 0; i < n; i++) {
+		PixItem *item = items[i];
+		if (is_dropping(r)) {
+			if (held[i] != NULL)
+				buf_unref(held[i]);
+			pix_item_free(item);
+		} else if (held[i] != NULL && res[i] == item->st.size_bytes && finish_whole(rd, item, fds[i], held[i], bufs[i], res[i])) {
+			/* done */
+		} else {
+			if (held[i] != NULL)
+				buf_unref(held[i]);
+			if (res[i] == -EOPNOTSUPP || res[i] == -EINVAL)
+				refuse_dontcache(r, item->st.dev);
+			read_fd(rd, item, paths[i], fds[i] >= 0 ? fds[i] : -1, fds[i] < 0 ? -fds[i] : 0);
+			fds[i] = -1;   /* read_fd() closed it */
+		}
+		g_free(paths[i]);
+	}
+	pix_uring_close(rd->uring, fds, n);
 }
 
 static gpointer reader_main(gpointer data)
 {
-	PixReaders *r = data;
-	PixItem *item;
-	while ((item = pix_queue_pop(r->in)) != NULL) {
-		if (is_dropping(r)) {
-			pix_item_free(item);
-			continue;
+	Reader rd = { .r = data };
+	PixReaders *r = rd.r;
+	if (r->cfg.batch_files > 1)
+		rd.uring = pix_uring_new(r->cfg.batch_files);
+	gpointer items[MAX_BATCH_FILES];
+	guint n;
+	while ((n = pix_queue_pop_many(r->in, items, r->cfg.batch_files, -1, NULL)) > 0) {
+		/* a batch goes to one consumer, in one hand-off per
+		 * PENDING_MAX messages */
+		rd.out_index = pick_out(r);
+		rd.out = r->out[rd.out_index];
+		if (rd.uring != NULL && n > 1) {
+			read_batch_uring(&rd, (PixItem **)items, n);
+		} else {
+			for (guint i = 0; i < n; i++) {
+				if (is_dropping(r))
+					pix_item_free(items[i]);
+				else
+					read_one(&rd, items[i]);
+			}
 		}
-		read_one(r, item);
+		flush(&rd);
 	}
+	drop_shared(&rd);
+	pix_uring_free(rd.uring);
 	for (guint i = 0; i < r->n_out; i++)
 		pix_queue_close(r->out[i]);
 	return NULL;
@@ -432,6 +743,7 @@ PixReaders *pix_read_start(const PixReadConfig *cfg, PixQueue *in, PixQueue **ou
 	g_assert(cfg->n_readers >= 1 && cfg->read_bytes >= 4096 && n_out >= 1);
 	g_assert(cfg->max_memory_bytes >= 2 * cfg->read_bytes);
 	r->cfg = *cfg;
+	r->cfg.batch_files = CLAMP(cfg->batch_files, 1, MAX_BATCH_FILES);
 	r->in = in;
 	r->out = g_memdup2(out, sizeof(PixQueue *) * n_out);
 	r->n_out = n_out;

@@ -25,6 +25,7 @@
 #include "queue.h"
 
 typedef struct PixBufPool PixBufPool;
+typedef struct PixBuf PixBuf;
 
 enum {
 	PIX_CHUNK_START = 1 << 0,   /* first message of a file: transfers `item` */
@@ -49,8 +50,9 @@ typedef struct {
 	                           is no longer a regular file */
 	gboolean is_racy;       /* mtime within two seconds of the read */
 
-	guint8 *buf;            /* pool buffer behind `data` (owned, returned by free) */
-	PixBufPool *pool;
+	PixBuf *buf;            /* pool buffer behind `data`: one reference,
+	                           given back by pix_chunk_free() (the small
+	                           files of a batch share one buffer) */
 	gint64 *pending_bytes;  /* the load counter of its queue, which
 	                           pix_chunk_free() lowers by `len` (atomic) */
 } PixChunk;
@@ -66,6 +68,10 @@ typedef struct {
 	gsize max_memory_bytes;     /* all buffers together, >= 2 * read_bytes */
 	gboolean is_keep_cache;     /* FALSE: drop the file's pages once read */
 	gint64 limit_bytes_per_s;   /* 0: unlimited */
+	guint batch_files;          /* files a reader takes from its queue at
+	                               once, reads, and hands on together
+	                               (0 or 1: one at a time, which keeps a
+	                               disk's seek order; at most 64) */
 	gint64 deadline_us;         /* monotonic time after which files are
 	                               dropped unread, or abandoned (as on a
 	                               stop request); 0: none (verify --budget) */

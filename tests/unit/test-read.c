@@ -382,6 +382,96 @@ static void test_hash_alone(void)
 	pix_queue_free(to_hash);
 }
 
+/* What a read of a mixed batch gave for one file: its MD5 (hex) or error. */
+static GHashTable *read_mixed(guint batch_files, gboolean is_keep_cache)
+{
+	g_autofree char *dir_path = pix_test_dir("batch");
+	g_autoptr(PixDir) dir = pix_dir_new(dir_path);
+	static const gsize sizes[] = { 0, 1, 100, 4096, 16384, 65535, 65536, 65537, 200000 };
+	GPtrArray *items = g_ptr_array_new();
+	for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+		g_autofree char *name = g_strdup_printf("f%u.bin", i);
+		g_autofree char *path = g_build_filename(dir_path, name, NULL);
+		guint8 *data = g_malloc(sizes[i] + 1);
+		for (gsize j = 0; j < sizes[i]; j++)
+			data[j] = (guint8)(j * 13 + i);
+		pix_test_write(path, data, sizes[i]);
+		g_free(data);
+		g_ptr_array_add(items, item_for(dir, name));
+	}
+	/* listed, then changed: grown, gone, a FIFO, a symbolic link */
+	const char *later[] = { "grown", "gone", "fifo", "link" };
+	for (guint i = 0; i < G_N_ELEMENTS(later); i++) {
+		g_autofree char *path = g_build_filename(dir_path, later[i], NULL);
+		pix_test_write(path, "0123456789", 10);
+		g_ptr_array_add(items, item_for(dir, later[i]));
+		g_assert_cmpint(i == 0 ? 0 : unlink(path), ==, 0);
+		if (i == 0) {
+			FILE *f = fopen(path, "ab");
+			fputs(" and more", f);
+			fclose(f);
+		} else if (i == 2) {
+			g_assert_cmpint(mkfifo(path, 0644), ==, 0);
+		} else if (i == 3) {
+			g_assert_cmpint(symlink("f1.bin", path), ==, 0);
+		}
+	}
+	PixQueue *in = pix_queue_new(64, 1), *store = pix_queue_new(64, 2);
+	PixQueue *to_hash[2] = { pix_queue_new(256, 2), pix_queue_new(256, 2) };
+	PixReadConfig cfg = { .n_readers = 2, .read_bytes = 65536, .max_memory_bytes = 4 * 65536,
+	                      .is_keep_cache = is_keep_cache, .batch_files = batch_files };
+	for (guint i = 0; i < items->len; i++)
+		pix_queue_push(in, g_ptr_array_index(items, i));
+	pix_queue_close(in);
+	g_ptr_array_free(items, TRUE);
+	PixReaders *r = pix_read_start(&cfg, in, to_hash, 2);
+	PixHashers *h = pix_hash_start(to_hash, 2, store);
+	GHashTable *got = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	PixItem *item;
+	while ((item = pix_queue_pop(store)) != NULL) {
+		char hex[33] = "";
+		if (item->has_md5)
+			pix_md5_hex(item->md5, hex);
+		g_hash_table_insert(got, g_strdup(item->name),
+		                    g_strdup_printf("%s %s %d %" G_GINT64_FORMAT, hex, item->error ? item->error : "-",
+		                                    item->is_vanished, item->st.size_bytes));
+		pix_item_free(item);
+	}
+	pix_read_join(r);
+	pix_hash_join(h);
+	pix_queue_free(in);
+	pix_queue_free(store);
+	pix_queue_free(to_hash[0]);
+	pix_queue_free(to_hash[1]);
+	return got;
+}
+
+/* Files read in batches (through io_uring where the kernel allows, with
+ * small files sharing buffers) come out exactly as read one at a time:
+ * the same MD5s, errors, vanished files and final stats; the file that
+ * grew after it was listed has the MD5 of all its bytes. */
+static void test_batch_same_as_one_by_one(void)
+{
+	for (int keep = 0; keep <= 1; keep++) {
+		g_autoptr(GHashTable) one = read_mixed(1, keep);
+		g_autoptr(GHashTable) batch = read_mixed(16, keep);
+		g_assert_cmpuint(g_hash_table_size(one), ==, 13);
+		g_assert_cmpuint(g_hash_table_size(batch), ==, g_hash_table_size(one));
+		GHashTableIter it;
+		gpointer k, v;
+		g_hash_table_iter_init(&it, one);
+		while (g_hash_table_iter_next(&it, &k, &v))
+			g_assert_cmpstr(g_hash_table_lookup(batch, k), ==, v);
+		guint8 md5[16];
+		char hex[33];
+		pix_md5_buffer("0123456789 and more", 19, md5);
+		pix_md5_hex(md5, hex);
+		g_autofree char *grown = g_strdup_printf("%s - 0 19", hex);
+		g_assert_cmpstr(g_hash_table_lookup(batch, "grown"), ==, grown);
+		g_assert_true(g_str_has_suffix(g_hash_table_lookup(batch, "fifo"), "not read: it is no longer a regular file 0 10"));
+	}
+}
+
 /* Last: the stop flag is process-wide and cannot be cleared. */
 static void test_stop_aborts(void)
 {
@@ -416,6 +506,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/hash/md5-rfc1321-vectors", test_md5_vectors);
 	g_test_add_func("/hash/stage-md5-of-many-sizes", test_hash_stage);
 	g_test_add_func("/hash/one-file-alone", test_hash_alone);
+	g_test_add_func("/read/batch-same-as-one-by-one", test_batch_same_as_one_by_one);
 	g_test_add_func("/stop/read-aborts", test_stop_aborts);
 	return g_test_run();
 }
