@@ -9,12 +9,15 @@
 #   seq   an image sequence: BENCH_SEQ_FILES (150000) JPEGs of about
 #         BENCH_SEQ_BYTES (16384)
 #   big   one file of BENCH_BIG_BYTES (5,000,000,000)
+#   small many small files: BENCH_SMALL_FILES (40000) JPEGs of
+#         BENCH_SMALL_BYTES (16384) in folders of 1,000, against the read
+#         limit of 16 and of 64 parallel readers (the cold case of issue 17)
 #   lib   a photo library: BENCH_LIB_FILES (500000) JPEGs of about
 #         BENCH_LIB_BYTES (8192) as cameras leave them, nested by year and
 #         event: lib/2019/0042-event/142NIKON/DSC_00001.JPG, one to three
 #         camera folders (of different cameras) per event, each of 300 to
 #         10,000 files
-# Set BENCH_CORPORA="card seq big lib" to choose, BENCH_RUNS (3) for the
+# Set BENCH_CORPORA="card seq big lib small" to choose, BENCH_RUNS (3) for the
 # number of timed runs per figure (the median is reported).
 #
 # For each corpus, warm (page cache full) and cold (emptied with
@@ -81,8 +84,10 @@ SEQ_FILES=${BENCH_SEQ_FILES:-150000}
 SEQ_BYTES=${BENCH_SEQ_BYTES:-16384}
 BIG_BYTES=${BENCH_BIG_BYTES:-5000000000}
 LIB_FILES=${BENCH_LIB_FILES:-500000}
+SMALL_FILES=${BENCH_SMALL_FILES:-40000}
+SMALL_BYTES=${BENCH_SMALL_BYTES:-16384}
 LIB_BYTES=${BENCH_LIB_BYTES:-8192}
-CORPORA=${BENCH_CORPORA:-card seq big lib}
+CORPORA=${BENCH_CORPORA:-card seq big lib small}
 RUNS=${BENCH_RUNS:-3}
 NO_PUBLISH=${BENCH_NO_PUBLISH:-0}
 NPROC=$(nproc)
@@ -187,6 +192,18 @@ gen_lib() {
 	done
 }
 
+gen_small() {
+	i=0
+	while [ $i -lt "$SMALL_FILES" ]; do
+		n=$((SMALL_FILES - i < 1000 ? SMALL_FILES - i : 1000))
+		d="$BENCH_DIR/small/$(printf 'dir%03d' $((i / 1000)))"
+		mkdir -p "$d"
+		"$MKFIXTURE" jpeg "$d/IMG_%04d.JPG" --count "$n" --size "$SMALL_BYTES" --width 160 --height 120 \
+			--make Canon --model "Canon EOS R6" --date "2025:03:01 08:00:00"
+		i=$((i + n))
+	done
+}
+
 gen_big() {
 	head -c "$BIG_BYTES" /dev/urandom >"$BENCH_DIR/big/video.mts"
 }
@@ -253,6 +270,10 @@ run_corpus() {
 		[ "$c" = card ] && measure "$c" "$cache" exiftool "exiftool -q -q -r -fast2 -json '$dir'"
 		measure "$c" "$cache" read_limit "find '$dir' -type f -printf '%i %p\n' | sort -n | cut -d' ' -f2- |
 			tr '\n' '\0' | xargs -0 -P 16 -n 64 cat"
+		if [ "$c" = small ]; then
+			measure "$c" "$cache" read64 "find '$dir' -type f -printf '%i %p\n' | sort -n | cut -d' ' -f2- |
+				tr '\n' '\0' | xargs -0 -P 64 -n 16 cat"
+		fi
 	done
 	if [ "$c" = card ]; then
 		warm "$dir"
@@ -301,6 +322,7 @@ for c in $CORPORA; do
 	seq) make_corpus seq "$SEQ_FILES x $SEQ_BYTES" gen_seq ;;
 	big) make_corpus big "$BIG_BYTES" gen_big ;;
 	lib) make_corpus lib "$LIB_FILES x $LIB_BYTES in $LIB_LAYOUT" gen_lib ;;
+	small) make_corpus small "$SMALL_FILES x $SMALL_BYTES" gen_small ;;
 	*) echo "bench: unknown corpus $c" >&2; exit 64 ;;
 	esac
 done
@@ -505,6 +527,8 @@ report() {
 				}' "$RESULTS"
 		done
 	done
+	small_report
+	[ -s "$BENCH_DIR/nas-results.txt" ] && nas_report
 	if [ -f "$BENCH_DIR/lib-import.json" ]; then lib_report; query_report; fi
 	if [ -f "$BENCH_DIR/dups-counts.txt" ]; then dups_report; fi
 	awk '$1 == "card" && $2 == "warm" && $3 == "photoidx_meta" { m = $4 } $1 == "card" && $2 == "warm" && $3 == "photoidx_scan" { s = $4 }
@@ -516,6 +540,26 @@ report() {
 	fi
 	echo
 	echo "![make bench](bench.png)"
+}
+
+# Many small files against 16 and 64 parallel readers of the same files.
+small_report() {
+	awk '$1 == "small" { t[$2, $3] = $4; seen = 1 }
+		function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2fx", a / b) }
+		END {
+			if (!seen) exit
+			print ""
+			print "Many small files (the `small` corpus): photoidx against a plain read of the same files by 16 and by 64 parallel `cat`s, in inode order."
+			print ""
+			print "| cache | photoidx | 16 readers | 64 readers | vs 16 readers | vs 64 readers |"
+			print "| --- | ---: | ---: | ---: | ---: | ---: |"
+			n = split("warm cold", k, " ")
+			for (i = 1; i <= n; i++)
+				if (t[k[i], "photoidx"] != "")
+					printf "| %s | %.2f | %.2f | %.2f | %s | %s |\n", k[i], t[k[i], "photoidx"], t[k[i], "read_limit"],
+						t[k[i], "read64"], ratio(t[k[i], "photoidx"], t[k[i], "read_limit"]),
+						ratio(t[k[i], "photoidx"], t[k[i], "read64"])
+		}' "$RESULTS"
 }
 
 # The library's import (completeness, RSS, write rates by catalog size) and

@@ -127,7 +127,7 @@ cases() {
 		expect_comp "jsonl" "photoidx export -f j" &&
 		expect_comp "date none path size" "photoidx ls --sort " &&
 		expect_comp "path" "photoidx ls -s p" &&
-		expect_comp "auto rotational ssd virtual network" "photoidx scan --device-class " &&
+		expect_comp "auto network rotational ssd virtual" "photoidx scan --device-class " &&
 		expect_comp "" "photoidx ls --make "
 	'
 

@@ -141,7 +141,7 @@ test_expect_success 'ext4 volume PHOTOS at A, 20 JPEGs in two folders: volumes -
 test_expect_success 'the same disk mounted at B: not a byte read, no JPEG opened, 20 rows under B, one remounted entry' '
 	seq0=$(last_seq) &&
 	umnt A && mnt photos.img B &&
-	strace -f -qq -e trace=openat,openat2 -o trace env ASAN_OPTIONS=detect_leaks=0 \
+	strace -f -qq -e trace=openat,openat2 -o trace env ASAN_OPTIONS=detect_leaks=0 PIX_IO=threads \
 		"$PHOTOIDX" scan --db "$DB" B >out 2>err &&
 	cat out err &&
 	grep -q "^0 new, " out && grep -q "read 0 B of file data" out && test ! -s err &&

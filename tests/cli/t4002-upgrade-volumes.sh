@@ -46,7 +46,7 @@ test_expect_success 'setup: a library indexed by it, with a missing file, a move
 '
 
 test_expect_success 'the next scan upgrades it without opening a file, and finds nothing new' '
-	strace -f -qq -e trace=openat,openat2 -o trace "$PHOTOIDX" scan --db "$DB" lib >out 2>err &&
+	PIX_IO=threads strace -f -qq -e trace=openat,openat2 -o trace "$PHOTOIDX" scan --db "$DB" lib >out 2>err &&
 	test "$(q "pragma user_version")" = "$(ls "$REPO"/schema/[0-9]*.sql | wc -l)" &&
 	grep "0 new, 0 changed, 0 moved, 0 missing, 13 unchanged" out &&
 	grep "read 0 B of file data" out &&
