@@ -112,7 +112,7 @@ if [ "$(id -u)" = 0 ] && [ -w /proc/sys/vm/drop_caches ]; then can_drop=1; fi
 mkdir -p "$BENCH_DIR"
 RESULTS="$BENCH_DIR/results.txt"
 : >"$RESULTS"
-rm -f "$BENCH_DIR/lib-import.json" "$BENCH_DIR/lib-rescan.json" "$BENCH_DIR/lib-quick.json" "$BENCH_DIR/lib.files"
+rm -f "$BENCH_DIR/nas-results.txt" "$BENCH_DIR/lib-import.json" "$BENCH_DIR/lib-rescan.json" "$BENCH_DIR/lib-quick.json" "$BENCH_DIR/lib.files"
 log() { echo "bench: $*" >&2; }
 
 # --- corpora ----------------------------------------------------------------
@@ -233,6 +233,8 @@ measure() {
 	[ "$cache" = cold ] && [ "$can_drop" = 0 ] && return
 	: >"$BENCH_DIR/times"
 	while [ "$runs" -gt 0 ]; do
+		# (over sshfs, what it listed before expires first: dcache_timeout=1)
+		[ -n "${settle:-}" ] && sleep "$settle"
 		if [ "$cache" = cold ]; then drop_caches; else warm "$BENCH_DIR/$corpus" $extra_trees; fi
 		"$TIME" -f '%e %M' -o "$BENCH_DIR/t1" sh -c "$cmd" >/dev/null 2>"$BENCH_DIR/stderr" ||
 			{ log "$tool failed on $corpus:"; cat "$BENCH_DIR/stderr" >&2; }
@@ -496,6 +498,87 @@ run_watch() {
 if [ "${BENCH_WATCH:-1}" = 1 ]; then
 	run_watch
 fi
+
+# --- a NAS over the network ------------------------------------------------
+
+# BENCH_NAS=0 to skip.  The card's JPEGs (BENCH_NAS_CARD_FILES, 200, of the
+# card's size) and BENCH_NAS_SMALL_FILES (4,000) small files, served by an
+# sshd in a network namespace through a proxy adding BENCH_NAS_DELAY_MS
+# (1) each way, mounted with sshfs (tests/tools/nas.sh), all cold: photoidx
+# against 16 and 64 parallel `cat`s and md5sum on the mount; then an
+# unchanged rescan against find on the mount, once sshfs's own listing
+# cache has expired.
+NAS_CARD_FILES=${BENCH_NAS_CARD_FILES:-200}
+NAS_SMALL_FILES=${BENCH_NAS_SMALL_FILES:-4000}
+NAS_DELAY=${BENCH_NAS_DELAY_MS:-1}
+gen_nas() {
+	mkdir -p "$BENCH_DIR/nas/card/DCIM/100CANON" "$BENCH_DIR/nas/small"
+	"$MKFIXTURE" jpeg "$BENCH_DIR/nas/card/DCIM/100CANON/IMG_%04d.JPG" --count "$NAS_CARD_FILES" --size "$CARD_BYTES" \
+		--make Canon --model "Canon EOS R6" --date "2024:06:01 09:00:00" --exif-size 6000,4000
+	i=0
+	while [ $i -lt "$NAS_SMALL_FILES" ]; do
+		d="$BENCH_DIR/nas/small/$(printf 'dir%02d' $((i / 500)))"
+		mkdir -p "$d"
+		"$MKFIXTURE" jpeg "$d/IMG_%04d.JPG" --count 500 --size "$SMALL_BYTES" --make Canon --date "2025:03:01 08:00:00"
+		i=$((i + 500))
+	done
+}
+run_nas() {
+	nas="$REPO/tests/tools/nas.sh"
+	if ! why=$(sh "$nas" check 2>&1); then log "no NAS: $why"; return; fi
+	make_corpus nas "$NAS_CARD_FILES x $CARD_BYTES + $NAS_SMALL_FILES x $SMALL_BYTES" gen_nas
+	state="$BENCH_DIR/nas-state"
+	sh "$nas" down "$state" 2>/dev/null || true
+	mnt=$(NAS_SSHFS_OPTS="-o dcache_timeout=1 -o dcache_stat_timeout=1" sh "$nas" up "$state" "$BENCH_DIR/nas" "$NAS_DELAY")
+	saved=$RESULTS
+	RESULTS="$BENCH_DIR/nas-results.txt"
+	: >"$RESULTS"
+	db="$BENCH_DIR/nas.db"
+	for part in card small; do
+		d="$mnt/$part"
+		measure "nas/$part" cold photoidx "rm -f '$db'*; '$PHOTOIDX' scan --db '$db' -q '$d'"
+		measure "nas/$part" cold read_limit "find '$d' -type f -print0 | xargs -0 -P 16 -n 8 cat"
+		measure "nas/$part" cold read64 "find '$d' -type f -print0 | xargs -0 -P 64 -n 4 cat"
+		measure "nas/$part" cold md5sum "find '$d' -type f -print0 | xargs -0 -P $NPROC -n 64 md5sum"
+	done
+	rm -f "$db"*
+	"$PHOTOIDX" scan --db "$db" -q "$mnt"
+	settle=2
+	measure nas cold rescan "'$PHOTOIDX' scan --db '$db' -q '$mnt'"
+	measure nas cold find "find '$mnt' -printf '%s %T@ %C@ %i\n'"
+	settle=""
+	rm -f "$db"*
+	RESULTS=$saved
+	sh "$nas" down "$state"
+}
+if [ "${BENCH_NAS:-1}" = 1 ] && [ "$can_drop" = 1 ]; then
+	run_nas
+fi
+
+# The NAS: photoidx against the best parallel reader, and its rescan
+# against find, on the same mount.
+nas_report() {
+	echo
+	echo "A NAS over sshfs ($NAS_DELAY ms each way: an sshd in a network namespace, a delaying proxy; cold):"
+	echo
+	echo "| corpus | photoidx | 16 readers | 64 readers | md5sum -P$NPROC | vs best reader | vs md5sum |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+	awk '{ t[$1, $3] = $4; c[$1] = 1 }
+		function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2fx", a / b) }
+		END {
+			n = split("nas/card nas/small", k, " ")
+			for (i = 1; i <= n; i++) {
+				if (!(k[i] in c)) continue
+				best = t[k[i], "read_limit"]
+				if (t[k[i], "read64"] != "" && t[k[i], "read64"] < best) best = t[k[i], "read64"]
+				printf "| %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", k[i], t[k[i], "photoidx"], t[k[i], "read_limit"],
+					t[k[i], "read64"], t[k[i], "md5sum"], ratio(t[k[i], "photoidx"], best), ratio(t[k[i], "photoidx"], t[k[i], "md5sum"])
+			}
+			if (t["nas", "rescan"] != "")
+				printf "\nAn unchanged rescan of the NAS: photoidx %.2f s, find (the same stat fields) %.2f s: %s.\n",
+					t["nas", "rescan"], t["nas", "find"], ratio(t["nas", "rescan"], t["nas", "find"])
+		}' "$BENCH_DIR/nas-results.txt"
+}
 
 # --- report -----------------------------------------------------------------
 

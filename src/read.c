@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -430,6 +431,27 @@ static gboolean stat_before(const PixItem *item, int fd, PixStat *before, char *
 	return TRUE;
 }
 
+/*
+ * The stat after a read, by statx of the open fd asking only for what the
+ * catalog keeps: not the access time, which a read makes stale, so that a
+ * network file system (FUSE, NFS) answers from what it knows instead of
+ * asking its server again, a round trip per file.
+ */
+static int stat_after(int fd, PixStat *out)
+{
+	struct statx sx;
+	unsigned mask = STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME;
+	if (statx(fd, "", AT_EMPTY_PATH, mask, &sx) != 0)
+		return -1;
+	out->dev = (guint64)makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	out->ino = sx.stx_ino;
+	out->mode = sx.stx_mode;
+	out->size_bytes = (gint64)sx.stx_size;
+	out->mtime_ns = sx.stx_mtime.tv_sec * G_GINT64_CONSTANT(1000000000) + sx.stx_mtime.tv_nsec;
+	out->ctime_ns = sx.stx_ctime.tv_sec * G_GINT64_CONSTANT(1000000000) + sx.stx_ctime.tv_nsec;
+	return 0;
+}
+
 /* What END says of a stable pass of `total` bytes with stat `after`. */
 static void set_read(Ending *ending, const PixStat *after, gint64 total)
 {
@@ -482,12 +504,10 @@ static PixChunk *data_chunk(Reader *rd, PixItem *item, PixBuf *buf, guint8 *data
  */
 static gboolean finish_whole(Reader *rd, PixItem *item, int fd, PixBuf *buf, guint8 *data, gssize n)
 {
-	struct stat st;
 	PixStat after;
 	Ending ending = { 0 };
-	if (fstat(fd, &st) != 0)
+	if (stat_after(fd, &after) != 0)
 		return FALSE;
-	pix_stat_from(&after, &st);
 	if (!S_ISREG(after.mode) || !is_stable(&item->st, &after, n))
 		return FALSE;
 	throttle(rd->r, (gsize)n);
@@ -583,12 +603,11 @@ static void read_fd(Reader *rd, PixItem *item, const char *path, int fd, int err
 			owed = 0;
 			emit(rd, c);
 		}
-		if (fstat(fd, &st) != 0) {
+		if (stat_after(fd, &after) != 0) {
 			err = errno;
 			ending.error = g_strdup_printf("cannot stat: %s", g_strerror(err));
 			goto done;
 		}
-		pix_stat_from(&after, &st);
 		if (!S_ISREG(after.mode)) {
 			ending.error = g_strdup("not read: it is no longer a regular file");
 			ending.is_unstable = TRUE;
@@ -709,7 +728,7 @@ static gpointer reader_main(gpointer data)
 {
 	Reader rd = { .r = data };
 	PixReaders *r = rd.r;
-	if (r->cfg.batch_files > 1)
+	if (r->cfg.batch_files > 1 && !r->cfg.is_blocking)
 		rd.uring = pix_uring_new(r->cfg.batch_files);
 	gpointer items[MAX_BATCH_FILES];
 	guint n;

@@ -72,6 +72,9 @@ typedef struct {
 	                               once, reads, and hands on together
 	                               (0 or 1: one at a time, which keeps a
 	                               disk's seek order; at most 64) */
+	gboolean is_blocking;       /* TRUE: never io_uring (on a network file
+	                               system its opens wait in the kernel's
+	                               workers, one after another) */
 	gint64 deadline_us;         /* monotonic time after which files are
 	                               dropped unread, or abandoned (as on a
 	                               stop request); 0: none (verify --budget) */

@@ -59,15 +59,12 @@ gboolean pix_device_class_parse(const char *name, PixDeviceClass *out)
 
 guint pix_sched_readers(PixDeviceClass c)
 {
-	/* a disk head serves one stream well and two tolerably; flash and
-	 * the storage behind virtual disks want a deep queue; a network file
-	 * system pays a round trip per request, which only many requests in
-	 * flight hide */
-	switch (c) {
-	case PIX_DEVICE_ROTATIONAL: return 2;
-	case PIX_DEVICE_NETWORK: return 64;
-	default: return 16;
-	}
+	/* a disk head serves one stream well and two tolerably; flash, the
+	 * storage behind virtual disks and network file systems want a deep
+	 * queue.  On sshfs with 2 ms round trips 16 readers read 1,000 small
+	 * files in 1.2-1.3 s, 32 in 1.9-2.0 s, 64 in 2.3-2.5 s: more only
+	 * queue up in the one SSH connection */
+	return c == PIX_DEVICE_ROTATIONAL ? 2 : 16;
 }
 
 static const struct {

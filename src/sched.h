@@ -15,9 +15,9 @@
  *               says nothing about the storage behind it; many reads in
  *               flight, in inode order
  *   network     NFS, CIFS/SMB, sshfs and other FUSE, 9p, Ceph... (statfs
- *               f_type): every request pays a round trip, so many more
- *               reads in flight, and directories listed and stat'ed in
- *               parallel by the walk
+ *               f_type): every request pays a round trip; many reads in
+ *               flight, with blocking readers (io_uring's opens wait
+ *               there in the kernel's workers, one after another)
  *   unknown     no block device and not a network file system (tmpfs,
  *               overlay): treated as ssd
  *
