@@ -15,8 +15,8 @@
  *     before the listings of its subdirectories (plan relies on a parent's
  *     directory row being written before its children's).
  *  2. The frames on the stack are the chain of ancestors of the directory
- *     being listed: a subdirectory whose (dev, ino) equals one of them is a
- *     loop and is not entered.
+ *     being listed, the chain of PixDir.parent: a subdirectory whose (dev,
+ *     ino) equals one of them is a loop and is not entered.
  *  3. An entry that is excluded, a symbolic link, a directory on another
  *     mount, or a subdirectory is never in a listing's entries.  An entry
  *     that cannot be stat'ed is known by its getdents64 type alone: a
@@ -260,145 +260,189 @@ static int read_names(int fd, guint8 *buf, GArray *out)
 	}
 }
 
-static gboolean is_ancestor(GArray *stack, const PixStat *st)
+/* Whether `st` is `dir` or one of its ancestors (invariant 2: for the
+ * directory being listed, the chain of the frames on the stack). */
+static gboolean is_ancestor(const PixDir *dir, const PixStat *st)
 {
-	for (guint i = 0; i < stack->len; i++) {
-		const PixDir *d = g_array_index(stack, Frame, i).dir;
+	for (const PixDir *d = dir; d != NULL; d = d->parent)
 		if (d->st.dev == st->dev && d->st.ino == st->ino)
 			return TRUE;
-	}
 	return FALSE;
 }
 
-/*
- * Lists the directory of `frame` (fd open, dir->st filled): fills its
- * subdirectory list and pushes its listing to `out`.
- */
-static void list_dir(const PixWalkConfig *cfg, GArray *stack, Frame *frame, guint8 *buf, PixQueue *out)
+/* Whether `dir`, just opened, is on another file system than its parent
+ * and the walk does not cross into those. */
+static gboolean is_other_mount(const PixWalkConfig *cfg, const PixDir *dir)
 {
-	PixListing *l = g_new0(PixListing, 1);
+	return dir->parent != NULL && dir->st.dev != dir->parent->st.dev && !cfg->is_cross_mounts;
+}
+
+/*
+ * Lists the directory `fd` (path `dir_path`) into `out` (PixEntry with
+ * name, ino and d_type): in inode order, each name once, the excluded ones
+ * left out and counted in *n_excluded.  Returns 0, or the errno of
+ * getdents64 (then `out` is left empty).
+ */
+static int read_entries(const PixWalkConfig *cfg, int fd, const char *dir_path, guint8 *buf, GArray *out,
+                        guint *n_excluded)
+{
 	g_autoptr(GArray) names = g_array_new(FALSE, FALSE, sizeof(PixEntry));
-	const char *dir_path = frame->dir->path;
+	g_autoptr(GArray) unique = g_array_new(FALSE, FALSE, sizeof(PixEntry));
 
-	l->dir = pix_dir_ref(frame->dir);
-	l->entries = g_array_new(FALSE, FALSE, sizeof(PixEntry));
-	frame->subdirs = g_array_new(FALSE, FALSE, sizeof(DirName));
-
-	int err = read_names(frame->fd, buf, names);
+	int err = read_names(fd, buf, names);
 	if (err != 0) {
-		g_autofree char *q = pix_quote(dir_path);
-		pix_warn("cannot list directory '%s': %s (skipping)", q, g_strerror(err));
-		frame->dir->error = g_strdup_printf("cannot list directory: %s", g_strerror(err));
 		for (guint i = 0; i < names->len; i++)
 			g_free(g_array_index(names, PixEntry, i).name);
-		pix_count_add(PIX_N_DIRS, 1);
-		g_assert(listing_check(l, frame));
-		pix_queue_push(out, l);
-		return;
+		return err;
 	}
 	g_array_sort(names, compare_entry_ino);
 	/* POSIX lets a directory read during a rename return a name twice
-	 * (btrfs and XFS do): a name counts once */
-	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
-
+	 * (btrfs and XFS do): a name counts once.  No name is freed while the
+	 * table holds it (it compares a new name with those of the same hash). */
+	GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
 	for (guint i = 0; i < names->len; i++) {
 		PixEntry e = g_array_index(names, PixEntry, i);
-		struct stat st;
-
-		if (!g_hash_table_add(seen, e.name)) {
+		if (g_hash_table_add(seen, e.name))
+			g_array_append_val(unique, e);
+		else
 			g_free(e.name);
-			continue;
-		}
-
+	}
+	g_hash_table_destroy(seen);
+	for (guint i = 0; i < unique->len; i++) {
+		PixEntry e = g_array_index(unique, PixEntry, i);
 		if (pix_walk_is_excluded(cfg, dir_path, e.name)) {
-			l->n_skipped++;
+			(*n_excluded)++;
 			g_free(e.name);
-			continue;
-		}
-		if (fstatat(frame->fd, e.name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-			if (errno == ENOENT) {
-				/* gone since getdents: plan sees it as absent */
-				g_free(e.name);
-				continue;
-			}
-			if (e.d_type == DT_DIR) {
-				/* a directory we cannot stat (a parent without search
-				 * permission): entering it will say why it fails */
-				DirName dn = { .name = e.name, .ino = e.ino };
-				g_array_append_val(frame->subdirs, dn);
-				continue;
-			}
-			e.stat_errno = errno;
-			g_array_append_val(l->entries, e);
-			continue;
-		}
-		pix_stat_from(&e.st, &st);
-		if (S_ISLNK(st.st_mode)) {
-			l->n_skipped++;
-			g_free(e.name);
-		} else if (S_ISDIR(st.st_mode)) {
-			if (e.st.dev != frame->dir->st.dev && !cfg->is_cross_mounts) {
-				l->n_skipped++;
-				g_free(e.name);
-			} else if (is_ancestor(stack, &e.st)) {
-				g_autofree char *p = pix_path_join(dir_path, e.name);
-				g_autofree char *q = pix_quote(p);
-				pix_warn("not entering '%s': it is one of its own parent directories (bind mount loop)", q);
-				l->n_skipped++;
-				g_free(e.name);
-			} else {
-				DirName dn = { .name = e.name, .ino = e.ino };
-				g_array_append_val(frame->subdirs, dn);
-			}
 		} else {
-			g_array_append_val(l->entries, e);
+			g_array_append_val(out, e);
 		}
 	}
-	g_array_sort(frame->subdirs, compare_dirname_ino);
-	l->is_complete = TRUE;
+	return 0;
+}
+
+/* fstatat() of `n` entries relative to directory `fd`: each gets its st,
+ * or its stat_errno. */
+static void stat_entries(int fd, PixEntry *entries, guint n)
+{
+	for (guint i = 0; i < n; i++) {
+		struct stat st;
+		if (fstatat(fd, entries[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			pix_stat_from(&entries[i].st, &st);
+		else
+			entries[i].stat_errno = errno;
+	}
+}
+
+/*
+ * Decides the stat'ed entries `stated` (PixEntry, in inode order) of
+ * directory `dir` (invariant 3): files go to l->entries, subdirectories to
+ * enter to `subdirs` (DirName, sorted), the rest is counted in
+ * l->n_skipped, and the paths of bind-mount loops go to `loops` (warned of
+ * when the listing is pushed).  The names move or are freed; `stated` is
+ * left empty.
+ */
+static void decide_entries(const PixWalkConfig *cfg, const PixDir *dir, GArray *stated, PixListing *l, GArray *subdirs,
+                           GPtrArray *loops)
+{
+	for (guint i = 0; i < stated->len; i++) {
+		PixEntry e = g_array_index(stated, PixEntry, i);
+		DirName dn = { .name = e.name, .ino = e.ino };
+
+		if (e.stat_errno == ENOENT) {
+			/* gone since getdents: plan sees it as absent */
+			g_free(e.name);
+		} else if (e.stat_errno != 0) {
+			/* a directory we cannot stat (a parent without search
+			 * permission): entering it will say why it fails */
+			if (e.d_type == DT_DIR)
+				g_array_append_val(subdirs, dn);
+			else
+				g_array_append_val(l->entries, e);
+		} else if (S_ISLNK(e.st.mode)) {
+			l->n_skipped++;
+			g_free(e.name);
+		} else if (!S_ISDIR(e.st.mode)) {
+			g_array_append_val(l->entries, e);
+		} else if (e.st.dev != dir->st.dev && !cfg->is_cross_mounts) {
+			l->n_skipped++;
+			g_free(e.name);
+		} else if (is_ancestor(dir, &e.st)) {
+			g_ptr_array_add(loops, pix_path_join(dir->path, e.name));
+			l->n_skipped++;
+			g_free(e.name);
+		} else {
+			g_array_append_val(subdirs, dn);
+		}
+	}
+	g_array_set_size(stated, 0);
+	g_array_sort(subdirs, compare_dirname_ino);
+}
+
+static PixListing *listing_new(PixDir *dir)
+{
+	PixListing *l = g_new0(PixListing, 1);
+	l->dir = pix_dir_ref(dir);
+	l->entries = g_array_new(FALSE, FALSE, sizeof(PixEntry));
+	return l;
+}
+
+/*
+ * Pushes `l` (transfer full), the listing of the top frame `frame` (its
+ * subdirs decided), after the warnings that go with it: the directory could
+ * not be listed (list_err, an errno), or the bind-mount loops it does not
+ * enter (`loops`, paths, or NULL).
+ */
+static void push_listing(PixListing *l, Frame *frame, int list_err, const GPtrArray *loops, PixQueue *out)
+{
+	if (list_err != 0) {
+		g_autofree char *q = pix_quote(frame->dir->path);
+		pix_warn("cannot list directory '%s': %s (skipping)", q, g_strerror(list_err));
+		frame->dir->error = g_strdup_printf("cannot list directory: %s", g_strerror(list_err));
+	} else if (!l->is_unlisted) {
+		for (guint i = 0; loops != NULL && i < loops->len; i++) {
+			g_autofree char *q = pix_quote(g_ptr_array_index(loops, i));
+			pix_warn("not entering '%s': it is one of its own parent directories (bind mount loop)", q);
+		}
+		l->is_complete = TRUE;
+		pix_count_add(PIX_N_SKIPPED, l->n_skipped);
+	}
 	l->n_subdirs = frame->subdirs->len;
 	pix_count_add(PIX_N_DIRS, 1);
-	pix_count_add(PIX_N_SKIPPED, l->n_skipped);
 	g_assert(listing_check(l, frame));
 	pix_queue_push(out, l);
 }
 
 /*
- * --quick: when the catalog says `frame`'s directory is unchanged, pushes
- * an unlisted listing for it and takes its subdirectories from the
- * catalog (those the excludes still allow).  Returns FALSE when it must be
+ * --quick: when the catalog says directory `dir` (st filled) is as it last
+ * listed it, returns its unlisted listing (transfer full) and sets
+ * *subdirs (DirName, transfer full) to the subdirectories the catalog
+ * knows (those the excludes still allow).  Returns NULL when it must be
  * listed.
  */
-static gboolean skip_known_dir(const PixWalkConfig *cfg, Frame *frame, PixQueue *out)
+static PixListing *known_listing(const PixWalkConfig *cfg, PixDir *dir, GArray **subdirs)
 {
 	GPtrArray *names = NULL;
 	gint64 n_files = 0;
 
-	if (cfg->is_known == NULL || !cfg->is_known(cfg->is_known_data, frame->dir, &names, &n_files))
-		return FALSE;
-	PixListing *l = g_new0(PixListing, 1);
-	l->dir = pix_dir_ref(frame->dir);
-	l->entries = g_array_new(FALSE, FALSE, sizeof(PixEntry));
+	if (cfg->is_known == NULL || !cfg->is_known(cfg->is_known_data, dir, &names, &n_files))
+		return NULL;
+	PixListing *l = listing_new(dir);
 	l->is_unlisted = TRUE;
 	l->n_known_files = n_files;
-	frame->dir->is_unlisted = TRUE;
-	frame->subdirs = g_array_new(FALSE, FALSE, sizeof(DirName));
+	dir->is_unlisted = TRUE;
+	*subdirs = g_array_new(FALSE, FALSE, sizeof(DirName));
 	for (guint i = 0; i < names->len; i++) {
 		char *name = g_ptr_array_index(names, i);
-		if (pix_walk_is_excluded(cfg, frame->dir->path, name)) {
+		if (pix_walk_is_excluded(cfg, dir->path, name)) {
 			g_free(name);
 			continue;
 		}
 		DirName dn = { .name = name, .ino = 0 };
-		g_array_append_val(frame->subdirs, dn);
+		g_array_append_val(*subdirs, dn);
 	}
 	g_ptr_array_set_free_func(names, NULL);   /* the names moved to subdirs or were freed */
 	g_ptr_array_free(names, TRUE);
-	l->n_subdirs = frame->subdirs->len;
-	pix_count_add(PIX_N_DIRS, 1);
-	g_assert(listing_check(l, frame));
-	pix_queue_push(out, l);
-	return TRUE;
+	return l;
 }
 
 /* Pushes the listing of a directory that could not be opened. */
@@ -416,6 +460,41 @@ static void push_failed(PixDir *dir, int err, PixQueue *out)
 	pix_queue_push(out, l);
 }
 
+/*
+ * Opens `name` under `parent_fd` (a root's absolute path when parent_fd is
+ * AT_FDCWD) as the directory `dir` and fills dir->st, and the identity of
+ * its file system where one begins: at a root and across a mount point.
+ * Returns the fd, or -1 with *err set, and *is_vanished when a
+ * subdirectory is gone since its parent was listed.
+ */
+static int open_dir(int parent_fd, const char *name, PixDir *dir, int *err, gboolean *is_vanished)
+{
+	struct stat st;
+	struct statfs sf;
+	int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	*is_vanished = FALSE;
+	if (fd < 0) {
+		*err = errno;
+		*is_vanished = *err == ENOENT && dir->parent != NULL;
+		return -1;
+	}
+	if (fstat(fd, &st) != 0) {
+		*err = errno;
+		close(fd);
+		return -1;
+	}
+	pix_stat_from(&dir->st, &st);
+	if (dir->parent != NULL && dir->parent->st.dev == dir->st.dev) {
+		dir->fsid = dir->parent->fsid;
+		dir->is_ino_unstable = dir->parent->is_ino_unstable;
+	} else if (fstatfs(fd, &sf) == 0) {
+		dir->fsid = pix_fsid_from(&sf);
+		dir->is_ino_unstable = pix_fs_ino_unstable(&sf);
+	}
+	return fd;
+}
+
 static void frame_clear(Frame *f)
 {
 	if (f->fd >= 0)
@@ -428,41 +507,42 @@ static void frame_clear(Frame *f)
 	}
 }
 
+/*
+ * Lists the directory of `frame` (fd open, dir->st filled): fills its
+ * subdirectory list and pushes its listing to `out`.
+ */
+static void list_dir(const PixWalkConfig *cfg, Frame *frame, guint8 *buf, PixQueue *out)
+{
+	PixListing *l = listing_new(frame->dir);
+	g_autoptr(GArray) stated = g_array_new(FALSE, FALSE, sizeof(PixEntry));
+	g_autoptr(GPtrArray) loops = g_ptr_array_new_with_free_func(g_free);
+
+	frame->subdirs = g_array_new(FALSE, FALSE, sizeof(DirName));
+	int err = read_entries(cfg, frame->fd, frame->dir->path, buf, stated, &l->n_skipped);
+	if (err == 0) {
+		stat_entries(frame->fd, (PixEntry *)(void *)stated->data, stated->len);
+		decide_entries(cfg, frame->dir, stated, l, frame->subdirs, loops);
+	}
+	push_listing(l, frame, err, loops, out);
+}
+
 /* Opens `name` under `parent_fd` (or the absolute `path` when parent_fd is
  * AT_FDCWD) as a directory and pushes a frame for it; returns FALSE and
  * reports when it cannot. */
 static gboolean enter_dir(GArray *stack, int parent_fd, const char *name, PixDir *dir, PixQueue *out)
 {
-	struct stat st;
-	int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int err = 0;
+	gboolean is_vanished = FALSE;
+	int fd = open_dir(parent_fd, name, dir, &err, &is_vanished);
 
 	if (fd < 0) {
-		int err = errno;
-		if (err == ENOENT && dir->parent != NULL) {
-			/* vanished since its parent was listed: plan's end-of-scan
-			 * pass finds it gone */
+		/* vanished since its parent was listed: plan's end-of-scan pass
+		 * finds it gone */
+		if (is_vanished)
 			pix_dir_unref(dir);
-			return FALSE;
-		}
-		push_failed(dir, err, out);
+		else
+			push_failed(dir, err, out);
 		return FALSE;
-	}
-	if (fstat(fd, &st) != 0) {
-		int err = errno;
-		close(fd);
-		push_failed(dir, err, out);
-		return FALSE;
-	}
-	pix_stat_from(&dir->st, &st);
-	/* the file system's identity, read where one begins: at a root and
-	 * across a mount point */
-	struct statfs sf;
-	if (dir->parent != NULL && dir->parent->st.dev == dir->st.dev) {
-		dir->fsid = dir->parent->fsid;
-		dir->is_ino_unstable = dir->parent->is_ino_unstable;
-	} else if (fstatfs(fd, &sf) == 0) {
-		dir->fsid = pix_fsid_from(&sf);
-		dir->is_ino_unstable = pix_fs_ino_unstable(&sf);
 	}
 	Frame f = { .fd = fd, .dir = dir };
 	g_array_append_val(stack, f);
@@ -476,17 +556,19 @@ static gboolean enter_dir(GArray *stack, int parent_fd, const char *name, PixDir
 static void visit_dir(const PixWalkConfig *cfg, GArray *stack, guint8 *buf, PixQueue *out)
 {
 	Frame *top = &g_array_index(stack, Frame, stack->len - 1);
-	const PixDir *parent = top->dir->parent;
 
 	g_assert(top->subdirs == NULL);   /* invariant 1: listed once */
 
-	if (parent != NULL && top->dir->st.dev != parent->st.dev && !cfg->is_cross_mounts) {
+	if (is_other_mount(cfg, top->dir)) {
 		frame_clear(top);
 		g_array_set_size(stack, stack->len - 1);
 		return;
 	}
-	if (!skip_known_dir(cfg, top, out))
-		list_dir(cfg, stack, top, buf, out);
+	PixListing *l = known_listing(cfg, top->dir, &top->subdirs);
+	if (l != NULL)
+		push_listing(l, top, 0, NULL, out);
+	else
+		list_dir(cfg, top, buf, out);
 	g_assert(stack_check(stack));
 }
 
