@@ -234,6 +234,10 @@ PixStore *pix_run_begin(const char *command, const char *db, char **roots, char 
 	cfg->db_path = db;
 	cfg->walk.excludes = excludes;
 	cfg->walk.exclude_paths = *companions;
+	/* a network file system is walked by 16 threads (walk.h); PIX_WALK_THREADS=N forces N (tests, measurements) */
+	const char *walk_threads = g_getenv("PIX_WALK_THREADS");
+	cfg->walk.n_threads = walk_threads != NULL ? (guint)g_ascii_strtoull(walk_threads, NULL, 10)
+	                      : cfg->device_class == PIX_DEVICE_NETWORK ? 16 : 1;
 	if (!pix_store_begin_scan(writer, command, roots, &error)) {
 		pix_error("%s", error->message);
 		*status = PIX_EXIT_FATAL;

@@ -10,7 +10,14 @@
  * skips excluded names and never enters a directory twice in one chain
  * (bind-mount loops).
  *
- * Thread: pix_walk_run() runs on one thread of its own.
+ * Over a network file system each getdents64 and fstatat is a round trip,
+ * so a walk of one call at a time waits on every one: there a pool of
+ * threads lists and stats directories ahead of the walk (n_threads), and
+ * the listings, their order and content, the warnings and the counters are
+ * those of the one-thread walk.
+ *
+ * Thread: pix_walk_run() runs on one thread of its own, and with
+ * n_threads > 1 on a pool of threads it starts and ends.
  */
 #ifndef PIX_WALK_H
 #define PIX_WALK_H
@@ -63,6 +70,11 @@ typedef struct {
 	gboolean is_cross_mounts; /* descend into other file systems */
 	PixWalkIsKnownFn is_known; /* --quick, or NULL: list every directory */
 	gpointer is_known_data;
+	guint n_threads;          /* threads that open, list and stat directories
+	                             ahead of the walk, for a network file
+	                             system (at most 256 are used); 0 or 1: the
+	                             walk's own thread does it all, one call at
+	                             a time */
 } PixWalkConfig;
 
 /* The default exclude patterns (static, NULL-terminated). */
@@ -74,6 +86,14 @@ const char *const *pix_walk_default_excludes(void);
  * closes `out` once.  Stops early, between directories, when
  * pix_stop_requested().  Problems with one directory are reported with
  * pix_warn() and passed on as an incomplete listing.
+ *
+ * With cfg->n_threads > 1, that many threads of its own make the system
+ * calls, up to 64 directories ahead of the listings pushed (one fd each);
+ * they have ended when it returns.  cfg->is_known is then still called on
+ * the calling thread only, one call at a time, for the same directories,
+ * though not in the order of their listings: a directory is asked about
+ * once it is open, which may be before the listings of the directories
+ * walked before it are pushed.
  */
 void pix_walk_run(const PixWalkConfig *cfg, char **roots, PixQueue *out);
 

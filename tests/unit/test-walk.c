@@ -10,7 +10,7 @@
  * parents' listings before their children's, one listing per directory.
  *
  * Covered: inode order, also past one getdents64 buffer; parent before
- * child; symlinks never followed;
+ * child; symlinks never followed; names of the same hash;
  * FIFOs and sockets listed without being opened; default, glob and path
  * excludes; unreadable and unsearchable directories (as user nobody in a
  * child process when the tests run as root, since root ignores modes);
@@ -18,6 +18,13 @@
  * path longer than PATH_MAX; a missing root; other mounts and bind-mount
  * loops (in a private mount namespace, skipped where that is not allowed);
  * and the stop request (in a child process: the flag cannot be reset).
+ *
+ * Each of those runs twice, as /walk/... with the one-thread walk and as
+ * /walk/parallel/... with a pool of threads.  The parallel walk is also
+ * compared, listing for listing, with the one-thread walk of a tree with
+ * all of the above in it, many times over (races); its --quick callback
+ * is checked to run on the walker's thread only; and its open file
+ * descriptors are counted.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "log.h"
@@ -41,6 +48,13 @@
 
 /* --- running a walk --- */
 
+/* The walker threads of the test being run: every test runs once with the
+ * one-thread walk (0) and once as /walk/parallel/... with a pool; walks
+ * whose configuration names no count get this one. */
+static guint test_threads;
+/* The thread running pix_walk_run() now (for --quick's callback). */
+static GThread *walker_thread;
+
 typedef struct {
 	const PixWalkConfig *cfg;
 	char **roots;
@@ -50,7 +64,12 @@ typedef struct {
 static gpointer walk_thread(gpointer data)
 {
 	WalkJob *job = data;
-	pix_walk_run(job->cfg, job->roots, job->out);
+	PixWalkConfig cfg = *job->cfg;
+	if (cfg.n_threads == 0)
+		cfg.n_threads = test_threads;
+	g_atomic_pointer_set(&walker_thread, g_thread_self());
+	pix_walk_run(&cfg, job->roots, job->out);
+	g_atomic_pointer_set(&walker_thread, NULL);
 	return NULL;
 }
 
@@ -58,12 +77,12 @@ static gpointer walk_thread(gpointer data)
  * freed with the array). */
 typedef GPtrArray Listings;
 
-/* Walks `roots` with `cfg` and returns its listings.  Fails the test if
- * the walk stalls. */
-static Listings *walk_roots(const PixWalkConfig *cfg, char **roots)
+/* Walks `roots` with `cfg` into a queue of `capacity` and returns its
+ * listings.  Fails the test if the walk stalls. */
+static Listings *walk_roots_queue(const PixWalkConfig *cfg, char **roots, guint capacity)
 {
 	Listings *listings = g_ptr_array_new_with_free_func((GDestroyNotify)pix_listing_free);
-	WalkJob job = { .cfg = cfg, .roots = roots, .out = pix_queue_new(2, 1) };
+	WalkJob job = { .cfg = cfg, .roots = roots, .out = pix_queue_new(capacity, 1) };
 	GThread *t = g_thread_new("walker", walk_thread, &job);
 
 	for (;;) {
@@ -78,6 +97,11 @@ static Listings *walk_roots(const PixWalkConfig *cfg, char **roots)
 	g_thread_join(t);
 	pix_queue_free(job.out);
 	return listings;
+}
+
+static Listings *walk_roots(const PixWalkConfig *cfg, char **roots)
+{
+	return walk_roots_queue(cfg, roots, 2);
 }
 
 static Listings *walk_one(const PixWalkConfig *cfg, const char *root)
@@ -160,7 +184,8 @@ static void assert_entries(PixListing *l, ...)
  * order, none of them a directory or symlink, their stat that of the
  * inode getdents named; one listing per directory, a parent's before its
  * children's, the child's PixDir pointing at the parent's; n_subdirs
- * matching the listings that name the directory as parent.
+ * matching the listings that name the directory as parent (at least, for
+ * --quick's unlisted ones).
  */
 static void check_listings(Listings *listings)
 {
@@ -169,7 +194,7 @@ static void check_listings(Listings *listings)
 		g_autofree char *esc = g_strescape(l->dir->path, NULL);
 
 		g_assert_nonnull(l->entries);
-		g_assert_true(l->is_complete == (l->dir->error == NULL));
+		g_assert_true(l->is_complete == (l->dir->error == NULL && !l->is_unlisted));
 		for (guint j = 0; j < l->entries->len; j++) {
 			PixEntry *e = &g_array_index(l->entries, PixEntry, j);
 			if (j > 0 && g_array_index(l->entries, PixEntry, j - 1).ino >= e->ino)
@@ -191,7 +216,11 @@ static void check_listings(Listings *listings)
 				n_children++;
 			}
 		}
-		g_assert_cmpuint(l->n_subdirs, ==, n_children);
+		/* --quick's subdirectories from the catalog may be gone */
+		if (l->is_unlisted)
+			g_assert_cmpuint(l->n_subdirs, >=, n_children);
+		else
+			g_assert_cmpuint(l->n_subdirs, ==, n_children);
 		if (l->dir->parent != NULL) {
 			/* the path is the parent's plus one name */
 			g_autofree char *dirname = g_path_get_dirname(l->dir->path);
@@ -263,6 +292,21 @@ static int become_nobody(void)
 	if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
 		return -1;
 	return geteuid() == NOBODY ? 0 : -1;
+}
+
+/* Acts as user nobody until back_to_root(), keeping root as the saved
+ * user id (the files made as root stay removable by the test's cleanup). */
+static int nobody_for_now(void)
+{
+	if (setgroups(0, NULL) != 0 || setresgid(NOBODY, NOBODY, 0) != 0 || setresuid(NOBODY, NOBODY, 0) != 0)
+		return -1;
+	return geteuid() == NOBODY ? 0 : -1;
+}
+
+static void back_to_root(void)
+{
+	g_assert_cmpint(setresuid(0, 0, 0), ==, 0);
+	g_assert_cmpint(setresgid(0, 0, 0), ==, 0);
 }
 
 static int private_mount_namespace(void)
@@ -473,6 +517,30 @@ static void test_symlinks_not_followed(void)
 	assert_entries(dl, "inner.jpg", NULL);
 	g_assert_cmpuint(dl->n_skipped, ==, 1);
 	g_assert_cmpint(pix_count_get(PIX_N_SKIPPED), ==, skipped_before + 6);
+}
+
+/* Names whose g_str_hash() is the same ("aB" and "b!": 97 * 33 + 66 =
+ * 98 * 33 + 33), the first of them left out (a symbolic link, excluded):
+ * the check for names read twice compares the second with the first,
+ * which must still be there to compare with (AddressSanitizer). */
+static void test_hash_collision_names(void)
+{
+	g_autofree char *root = pix_test_dir("collide");
+	char *excludes[] = { "xaB", NULL };
+	PixWalkConfig cfg = { .excludes = excludes };
+
+	g_assert_cmpuint(g_str_hash("aB"), ==, g_str_hash("b!"));
+	g_assert_cmpuint(g_str_hash("xaB"), ==, g_str_hash("xb!"));
+	/* made first, so usually lower inode numbers: listed first */
+	make_symlink(root, "aB", "nowhere");
+	make_file(root, "xaB", 1);
+	make_file(root, "b!", 1);
+	make_file(root, "xb!", 1);
+	g_autoptr(GPtrArray) listings = walk_one(&cfg, root);
+	check_listings(listings);
+	PixListing *l = get_listing(listings, root);
+	assert_entries(l, "b!", "xb!", NULL);
+	g_assert_cmpuint(l->n_skipped, ==, 2);
 }
 
 /* A FIFO with no writer blocks whoever opens it for reading: the walker
@@ -918,27 +986,457 @@ static void test_stop_requested(void)
 	g_assert_cmpuint(none->len, ==, 0);
 }
 
+/* --- the parallel walk against the one-thread walk --- */
+
+static gboolean is_same_stat(const PixStat *a, const PixStat *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->mode == b->mode && a->size_bytes == b->size_bytes &&
+	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+/* Fails the test, naming listing `i` and what differs. */
+static void listing_differs(guint i, const PixListing *want, const char *what)
+{
+	g_autofree char *esc = g_strescape(want->dir->path, NULL);
+	g_error("listing %u ('%s') differs from the one-thread walk's: %s", i, esc, what);
+}
+
+/* Asserts that `got` is `want` listing for listing: the same directories in
+ * the same order, each with the same stat, parent, error and flags, and the
+ * same entries in the same order with the same stat. */
+static void assert_same_listings(Listings *want, Listings *got)
+{
+	if (got->len != want->len)
+		g_error("%u listings, the one-thread walk had %u", got->len, want->len);
+	for (guint i = 0; i < want->len; i++) {
+		const PixListing *w = g_ptr_array_index(want, i), *g = g_ptr_array_index(got, i);
+		const PixDir *wd = w->dir, *gd = g->dir;
+
+		if (strcmp(wd->path, gd->path) != 0)
+			listing_differs(i, w, "another directory");
+		if ((wd->parent == NULL) != (gd->parent == NULL) ||
+		    (wd->parent != NULL && strcmp(wd->parent->path, gd->parent->path) != 0))
+			listing_differs(i, w, "parent");
+		if (!is_same_stat(&wd->st, &gd->st) || wd->fsid != gd->fsid || wd->is_ino_unstable != gd->is_ino_unstable)
+			listing_differs(i, w, "directory stat");
+		if (g_strcmp0(wd->error, gd->error) != 0 || wd->is_unlisted != gd->is_unlisted)
+			listing_differs(i, w, "directory error or unlisted flag");
+		if (w->is_complete != g->is_complete || w->n_skipped != g->n_skipped || w->n_subdirs != g->n_subdirs ||
+		    w->is_unlisted != g->is_unlisted || w->n_known_files != g->n_known_files)
+			listing_differs(i, w, "flags or counts");
+		if (w->entries->len != g->entries->len)
+			listing_differs(i, w, "number of entries");
+		for (guint j = 0; j < w->entries->len; j++) {
+			const PixEntry *we = &g_array_index(w->entries, PixEntry, j);
+			const PixEntry *ge = &g_array_index(g->entries, PixEntry, j);
+			if (strcmp(we->name, ge->name) != 0 || we->ino != ge->ino || we->d_type != ge->d_type ||
+			    we->stat_errno != ge->stat_errno || !is_same_stat(&we->st, &ge->st))
+				listing_differs(i, w, "an entry");
+		}
+	}
+}
+
+/* What a walk leaves besides its listings: warnings and counters. */
+typedef struct {
+	guint n_warnings;
+	gint64 n_dirs, n_skipped;
+} WalkTotals;
+
+static WalkTotals walk_totals(void)
+{
+	return (WalkTotals){ pix_log_warnings(), pix_count_get(PIX_N_DIRS), pix_count_get(PIX_N_SKIPPED) };
+}
+
+/* Walks `roots` with `cfg` and `n_threads` into a queue of `capacity`;
+ * *totals gets what it added to the warnings and counters. */
+static Listings *walk_counted(const PixWalkConfig *cfg, guint n_threads, char **roots, guint capacity,
+                              WalkTotals *totals)
+{
+	PixWalkConfig c = *cfg;
+	c.n_threads = n_threads;
+	WalkTotals before = walk_totals();
+	Listings *listings = walk_roots_queue(&c, roots, capacity);
+	WalkTotals after = walk_totals();
+	*totals = (WalkTotals){ after.n_warnings - before.n_warnings, after.n_dirs - before.n_dirs,
+	                        after.n_skipped - before.n_skipped };
+	return listings;
+}
+
+/*
+ * A tree with a bit of everything the walker decides on: nested
+ * directories (year/month/day/raw), directories of 300 and 1,500 files
+ * (stat'ed in many chunks), one of 150 subdirectories (more than are
+ * started ahead at once), a 30-level chain, a path longer than PATH_MAX,
+ * default-excluded names and directories, symbolic links to files and
+ * directories and dangling ones, a FIFO, names with control characters
+ * and invalid UTF-8, empty directories, a directory that cannot be opened
+ * (0) and one that cannot be searched (r--) (both only refuse a user who
+ * is not root).
+ */
+static void make_varied_tree(const char *root)
+{
+	char name[251];
+
+	for (guint y = 0; y < 3; y++) {
+		g_autofree char *yname = g_strdup_printf("%u", 2019 + y);
+		g_autofree char *year = make_dir(root, yname);
+		for (guint m = 0; m < 4; m++) {
+			g_autofree char *mname = g_strdup_printf("%02u", m + 1);
+			g_autofree char *month = make_dir(year, mname);
+			for (guint d = 0; d < 3; d++) {
+				g_autofree char *dname = g_strdup_printf("%02u-event", d * 9 + 1);
+				g_autofree char *day = make_dir(month, dname);
+				for (guint i = 0; i < 20; i++) {
+					g_autofree char *f = g_strdup_printf("IMG_%04u.JPG", i);
+					make_file(day, f, i);
+				}
+				g_autofree char *raw = make_dir(day, "raw");
+				for (guint i = 0; i < 5; i++) {
+					g_autofree char *f = g_strdup_printf("IMG_%04u.CR2", i);
+					make_file(raw, f, 100 + i);
+				}
+				make_file(day, "Thumbs.db", 1);
+				g_autofree char *thumbs = make_dir(day, "@eaDir");
+				make_file(thumbs, "t.jpg", 1);
+			}
+		}
+		g_autofree char *empty = make_dir(year, "empty");
+	}
+	for (guint i = 0; i < 300; i++) {
+		g_autofree char *f = g_strdup_printf("top-%03u.jpg", i);
+		make_file(root, f, i % 7);
+	}
+	g_autofree char *big = make_dir(root, "big");
+	for (guint i = 0; i < 1500; i++) {
+		g_autofree char *f = g_strdup_printf("%s/f%04u", big, i);
+		int fd = open(f, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		g_assert_cmpint(fd, >=, 0);
+		close(fd);
+	}
+	g_autofree char *wide = make_dir(root, "wide");
+	for (guint i = 0; i < 150; i++) {
+		g_autofree char *dname = g_strdup_printf("w%03u", i);
+		g_autofree char *d = make_dir(wide, dname);
+		if (i % 3 == 0)
+			make_file(d, "one.jpg", i);
+	}
+	g_autofree char *deep = make_dir(root, "deep");
+	g_autofree char *deepest = make_chain(deep, "d", 30);
+	memset(name, 'n', sizeof name - 1);
+	name[sizeof name - 1] = '\0';
+	g_autofree char *longdir = make_dir(root, "long");
+	g_autofree char *longest = make_chain(longdir, name, 20);
+
+	g_autofree char *git = make_dir(root, ".git");
+	make_file(git, "HEAD", 1);
+	make_file(root, ".DS_Store", 1);
+	make_file(root, "._IMG_0001.JPG", 1);
+	make_symlink(root, "to-file", "top-001.jpg");
+	make_symlink(root, "to-dir", "2019");
+	make_symlink(root, "dangling", "does-not-exist");
+	g_autofree char *fifo = path_join(root, "pipe");
+	g_assert_cmpint(mkfifo(fifo, 0644), ==, 0);
+	g_autofree char *odd = make_dir(root, "odd\xff\nname");
+	make_file(odd, "tab\there.jpg", 3);
+	make_file(odd, "bad\xfe.jpg", 4);
+
+	g_autofree char *locked = make_dir(root, "locked");
+	make_file(locked, "secret.jpg", 1);
+	g_autofree char *locked_sub = make_dir(locked, "sub");
+	g_assert_cmpint(chmod(locked, 0), ==, 0);
+	g_autofree char *noexec = make_dir(root, "noexec");
+	make_file(noexec, "x.jpg", 1);
+	make_file(noexec, "y.jpg", 1);
+	g_autofree char *noexec_sub = make_dir(noexec, "sub");
+	g_assert_cmpint(chmod(noexec, 0444), ==, 0);
+}
+
+/* Compares `rounds` parallel walks of `roots` with `cfg` (thread counts and
+ * queue sizes varying) with the one-thread walk. */
+static void compare_walks(const PixWalkConfig *cfg, char **roots, guint rounds)
+{
+	static const guint threads[] = { 2, 16, 3, 64, 4, 8 };
+	WalkTotals want_totals, got_totals;
+	g_autoptr(GPtrArray) want = walk_counted(cfg, 1, roots, 2, &want_totals);
+
+	check_listings(want);
+	for (guint r = 0; r < rounds; r++) {
+		guint n = threads[r % G_N_ELEMENTS(threads)];
+		g_autoptr(GPtrArray) got = walk_counted(cfg, n, roots, r % 2 == 0 ? 1 : 64, &got_totals);
+		check_listings(got);
+		assert_same_listings(want, got);
+		g_assert_cmpuint(got_totals.n_warnings, ==, want_totals.n_warnings);
+		g_assert_cmpint(got_totals.n_dirs, ==, want_totals.n_dirs);
+		g_assert_cmpint(got_totals.n_skipped, ==, want_totals.n_skipped);
+	}
+}
+
+static guint test_rounds(void)
+{
+	const char *env = g_getenv("PIX_TEST_WALK_ROUNDS");
+	return env != NULL ? (guint)g_ascii_strtoull(env, NULL, 10) : 30;
+}
+
+/*
+ * The parallel walk yields the one-thread walk's listings, in its order,
+ * over and over (races): in a child process with a mount namespace of its
+ * own where it may (a tmpfs not crossed, then crossed, and a bind-mount
+ * loop), as user nobody where it can (so the locked directories refuse),
+ * and with a missing root between two others.
+ */
+static void test_parallel_same_as_serial(void)
+{
+	if (!in_child_process())
+		return;
+	gboolean has_mounts = private_mount_namespace() == 0;
+	g_autofree char *root = pix_test_dir("same");
+	g_autofree char *second = pix_test_dir("same-second");
+	g_autofree char *missing = path_join(second, "not-there");
+	char *roots[] = { root, missing, second, NULL };
+
+	g_autofree char *mnt = path_join(root, "mnt");
+	g_autofree char *a = path_join(root, "a");
+	g_autofree char *back = path_join(a, "back");
+
+	make_varied_tree(root);
+	make_file(second, "s.jpg", 1);
+	if (has_mounts) {
+		g_assert_cmpint(mkdir(mnt, 0755), ==, 0);
+		g_assert_cmpint(mount("pix-test", mnt, "tmpfs", 0, "size=1m"), ==, 0);
+		make_file(mnt, "there.jpg", 1);
+		g_autofree char *inner = make_dir(mnt, "inner");
+		make_file(inner, "deeper.jpg", 2);
+		g_assert_cmpint(mkdir(a, 0755), ==, 0);
+		g_assert_cmpint(mkdir(back, 0755), ==, 0);
+		make_file(a, "a.jpg", 1);
+		g_assert_cmpint(mount(root, back, "none", MS_BIND, NULL), ==, 0);
+	} else {
+		g_test_message("no mount namespace: other mounts and bind-mount loops not covered");
+	}
+	gboolean is_nobody = geteuid() == 0 && chmod(pix_test_root, 0755) == 0 && nobody_for_now() == 0;
+	if (!is_nobody)
+		g_test_message("not user nobody: the locked directories do not refuse root");
+	else
+		g_assert_cmpint(access(root, R_OK), ==, 0);
+
+	guint rounds = test_rounds();
+	PixWalkConfig cfg = default_config();
+	compare_walks(&cfg, roots, rounds);
+	cfg.is_cross_mounts = TRUE;
+	compare_walks(&cfg, roots, rounds);
+
+	g_autofree char *path_pattern = g_strconcat(root, "/20*/0[13]", NULL);
+	char *excludes[] = { "*.CR2", "w1*", path_pattern, NULL };
+	g_autofree char *db = path_join(root, "top-005.jpg");
+	g_autofree char *sub = path_join(root, "big");
+	char *paths[] = { db, sub, NULL };
+	PixWalkConfig user = { .excludes = excludes, .exclude_paths = paths };
+	compare_walks(&user, roots, rounds / 3 + 1);
+	if (is_nobody)
+		back_to_root();
+	/* before the cleanup, which would follow the loop */
+	if (has_mounts) {
+		g_assert_cmpint(umount(back), ==, 0);
+		g_assert_cmpint(umount(mnt), ==, 0);
+	}
+}
+
+/* --quick's callback for the tests: directories whose name begins with
+ * 'k' are known, with their subdirectories on disk plus one that is gone
+ * and one excluded.  Asserts it runs on the walker's thread, one call at a
+ * time; records the paths asked about. */
+typedef struct {
+	GPtrArray *asked;       /* char* (owned) */
+	gint n_in_call;         /* atomic */
+} Known;
+
+static gboolean fake_is_known(gpointer data, const PixDir *dir, GPtrArray **subdir_names, gint64 *n_files)
+{
+	Known *k = data;
+
+	g_assert_true(g_thread_self() == g_atomic_pointer_get(&walker_thread));
+	g_assert_cmpint(g_atomic_int_add(&k->n_in_call, 1), ==, 0);
+	g_assert_cmpuint(dir->st.ino, !=, 0);   /* opened and stat'ed first */
+	g_ptr_array_add(k->asked, g_strdup(dir->path));
+	g_autofree char *base = g_path_get_basename(dir->path);
+	gboolean is_known = base[0] == 'k';
+	if (is_known) {
+		*subdir_names = g_ptr_array_new_with_free_func(g_free);
+		GDir *d = g_dir_open(dir->path, 0, NULL);
+		g_assert_nonnull(d);
+		for (const char *n; (n = g_dir_read_name(d)) != NULL;) {
+			g_autofree char *p = path_join(dir->path, n);
+			struct stat st;
+			if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+				g_ptr_array_add(*subdir_names, g_strdup(n));
+		}
+		g_dir_close(d);
+		g_ptr_array_sort(*subdir_names, compare_strings);
+		g_ptr_array_add(*subdir_names, g_strdup("gone"));
+		g_ptr_array_add(*subdir_names, g_strdup(".git"));
+		*n_files = 7;
+	}
+	g_atomic_int_add(&k->n_in_call, -1);
+	return is_known;
+}
+
+/* --quick: the same listings, and the catalog asked about the same
+ * directories, only ever from the walker's thread. */
+static void test_parallel_quick(void)
+{
+	g_autofree char *root = pix_test_dir("quick");
+	char *roots[] = { root, NULL };
+
+	for (guint i = 0; i < 40; i++) {
+		g_autofree char *name = g_strdup_printf("%s%02u", i % 3 == 0 ? "k" : "d", i);
+		g_autofree char *d = make_dir(root, name);
+		make_file(d, "f.jpg", i);
+		for (guint j = 0; j < 3; j++) {
+			g_autofree char *sname = g_strdup_printf("%s%u", j == 1 ? "k" : "s", j);
+			g_autofree char *s = make_dir(d, sname);
+			make_file(s, "g.jpg", j);
+			g_autofree char *leaf = make_dir(s, "leaf");
+			make_file(leaf, "h.jpg", j);
+		}
+	}
+	g_autofree char *git = make_dir(root, "k-git");
+	g_autofree char *gitdir = make_dir(git, ".git");
+
+	Known want_k = { .asked = g_ptr_array_new_with_free_func(g_free) };
+	PixWalkConfig cfg = default_config();
+	cfg.is_known = fake_is_known;
+	cfg.is_known_data = &want_k;
+	WalkTotals want_totals, got_totals;
+	g_autoptr(GPtrArray) want = walk_counted(&cfg, 1, roots, 2, &want_totals);
+	check_listings(want);
+	g_ptr_array_sort(want_k.asked, compare_strings);
+	g_assert_nonnull(find_listing(want, git));
+	g_assert_true(get_listing(want, git)->is_unlisted);
+
+	for (guint r = 0; r < test_rounds(); r++) {
+		Known got_k = { .asked = g_ptr_array_new_with_free_func(g_free) };
+		cfg.is_known_data = &got_k;
+		g_autoptr(GPtrArray) got = walk_counted(&cfg, r % 2 == 0 ? 16 : 3, roots, r % 2 == 0 ? 1 : 64, &got_totals);
+		check_listings(got);
+		assert_same_listings(want, got);
+		g_assert_cmpuint(got_totals.n_warnings, ==, want_totals.n_warnings);
+		g_assert_cmpint(got_totals.n_dirs, ==, want_totals.n_dirs);
+		g_ptr_array_sort(got_k.asked, compare_strings);
+		g_assert_cmpuint(got_k.asked->len, ==, want_k.asked->len);
+		for (guint i = 0; i < want_k.asked->len; i++)
+			g_assert_cmpstr(g_ptr_array_index(got_k.asked, i), ==, g_ptr_array_index(want_k.asked, i));
+		g_ptr_array_free(got_k.asked, TRUE);
+	}
+	g_ptr_array_free(want_k.asked, TRUE);
+}
+
+static guint count_open_fds(void)
+{
+	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
+	guint n = 0;
+
+	g_assert_nonnull(d);
+	while (g_dir_read_name(d) != NULL)
+		n++;
+	g_dir_close(d);
+	return n;
+}
+
+/* However wide the tree, the parallel walk holds at most 64 directories
+ * ahead of the walk open (walk.c's AHEAD_DIRS, and one more it waits for),
+ * besides one per level of the directory being walked. */
+static void test_parallel_bounded_fds(void)
+{
+	g_autofree char *root = pix_test_dir("fds");
+	PixWalkConfig cfg = default_config();
+	char *roots[] = { root, NULL };
+
+	for (guint i = 0; i < 1000; i++) {
+		g_autofree char *name = g_strdup_printf("d%04u", i);
+		g_autofree char *d = make_dir(root, name);
+		if (i % 10 == 0) {
+			g_autofree char *s = make_dir(d, "s");
+			make_file(s, "f.jpg", 1);
+		}
+	}
+	g_autofree char *chain = make_dir(root, "chain");
+	g_autofree char *deepest = make_chain(chain, "c", 100);
+
+	cfg.n_threads = 16;
+	guint base = count_open_fds();
+	guint max = base;
+	WalkJob job = { .cfg = &cfg, .roots = roots, .out = pix_queue_new(1, 1) };
+	GThread *t = g_thread_new("walker", walk_thread, &job);
+	guint n = 0;
+	for (PixListing *l; (l = pix_queue_pop(job.out)) != NULL; n++) {
+		max = MAX(max, count_open_fds());
+		pix_listing_free(l);
+	}
+	g_thread_join(t);
+	pix_queue_free(job.out);
+	g_assert_cmpuint(n, ==, 1 + 1000 + 100 + 1 + 100);
+	/* 65 ahead, 102 levels (root, chain, 100 c), the count's own, slack */
+	g_test_message("at most %u fds open during the walk, %u before", max, base);
+	g_assert_cmpuint(max, <=, base + 65 + 102 + 1 + 4);
+	g_assert_cmpuint(max, >, base + 32);   /* it did walk ahead */
+	g_assert_cmpuint(count_open_fds(), ==, base);
+}
+
+/* The tests run twice: with the one-thread walk, and as /walk/parallel/...
+ * with a pool of PARALLEL_THREADS, each asserting the same. */
+#define PARALLEL_THREADS 4
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} both_walks[] = {
+	{ "inode-order", test_inode_order },
+	{ "large-directory", test_large_directory },
+	{ "parents-before-children", test_parents_before_children },
+	{ "two-roots", test_two_roots },
+	{ "symlinks-not-followed", test_symlinks_not_followed },
+	{ "hash-collision-names", test_hash_collision_names },
+	{ "fifo-and-socket", test_fifo_and_socket },
+	{ "default-excludes", test_default_excludes },
+	{ "user-excludes", test_user_excludes },
+	{ "exclude-paths", test_exclude_paths },
+	{ "names-byte-exact", test_names_byte_exact },
+	{ "deep-tree", test_deep_tree },
+	{ "path-longer-than-path-max", test_path_longer_than_path_max },
+	{ "missing-root", test_missing_root },
+	{ "unreadable-dir", test_unreadable_dir },
+	{ "unsearchable-dir", test_unsearchable_dir },
+	{ "other-mount-not-crossed", test_other_mount_not_crossed },
+	{ "bind-mount-loop", test_bind_mount_loop },
+	{ "stop-requested", test_stop_requested },
+};
+
+static void run_serial(gconstpointer data)
+{
+	test_threads = 0;
+	both_walks[GPOINTER_TO_UINT(data)].fn();
+}
+
+static void run_parallel(gconstpointer data)
+{
+	test_threads = PARALLEL_THREADS;
+	both_walks[GPOINTER_TO_UINT(data)].fn();
+}
+
 int main(int argc, char **argv)
 {
 	pix_test_init(&argc, &argv);
-	g_test_add_func("/walk/inode-order", test_inode_order);
-	g_test_add_func("/walk/large-directory", test_large_directory);
-	g_test_add_func("/walk/parents-before-children", test_parents_before_children);
-	g_test_add_func("/walk/two-roots", test_two_roots);
-	g_test_add_func("/walk/symlinks-not-followed", test_symlinks_not_followed);
-	g_test_add_func("/walk/fifo-and-socket", test_fifo_and_socket);
-	g_test_add_func("/walk/default-excludes", test_default_excludes);
-	g_test_add_func("/walk/user-excludes", test_user_excludes);
-	g_test_add_func("/walk/exclude-paths", test_exclude_paths);
+	for (guint i = 0; i < G_N_ELEMENTS(both_walks); i++) {
+		g_autofree char *path = g_strconcat("/walk/", both_walks[i].name, NULL);
+		g_test_add_data_func(path, GUINT_TO_POINTER(i), run_serial);
+	}
 	g_test_add_func("/walk/is-excluded", test_is_excluded);
-	g_test_add_func("/walk/names-byte-exact", test_names_byte_exact);
-	g_test_add_func("/walk/deep-tree", test_deep_tree);
-	g_test_add_func("/walk/path-longer-than-path-max", test_path_longer_than_path_max);
-	g_test_add_func("/walk/missing-root", test_missing_root);
-	g_test_add_func("/walk/unreadable-dir", test_unreadable_dir);
-	g_test_add_func("/walk/unsearchable-dir", test_unsearchable_dir);
-	g_test_add_func("/walk/other-mount-not-crossed", test_other_mount_not_crossed);
-	g_test_add_func("/walk/bind-mount-loop", test_bind_mount_loop);
-	g_test_add_func("/walk/stop-requested", test_stop_requested);
+	for (guint i = 0; i < G_N_ELEMENTS(both_walks); i++) {
+		g_autofree char *path = g_strconcat("/walk/parallel/", both_walks[i].name, NULL);
+		g_test_add_data_func(path, GUINT_TO_POINTER(i), run_parallel);
+	}
+	g_test_add_func("/walk/parallel/same-as-serial", test_parallel_same_as_serial);
+	g_test_add_func("/walk/parallel/quick", test_parallel_quick);
+	g_test_add_func("/walk/parallel/bounded-fds", test_parallel_bounded_fds);
 	return g_test_run();
 }
