@@ -144,16 +144,24 @@ gen_card() {
 		--orientation 1 --gps 46.5586,7.8350,1620 --thumbnail --exif-size 6000,4000
 }
 
-gen_seq() {
-	per=1000 i=0
-	while [ $i -lt "$SEQ_FILES" ]; do
-		n=$((SEQ_FILES - i < per ? SEQ_FILES - i : per))
-		d="$BENCH_DIR/seq/$(printf 'shot%04d' $((i / per)))"
+# gen_folders TOTAL PER DIR_FORMAT NAME_PATTERN MKFIXTURE_OPTION...: TOTAL
+# JPEGs in folders of PER, folder k named by printf DIR_FORMAT k (a path
+# under $BENCH_DIR), the files by NAME_PATTERN.
+gen_folders() {
+	total=$1 per=$2 dir_format=$3 name=$4 i=0
+	shift 4
+	while [ $i -lt "$total" ]; do
+		n=$((total - i < per ? total - i : per))
+		d="$BENCH_DIR/$(printf "$dir_format" $((i / per)))"
 		mkdir -p "$d"
-		"$MKFIXTURE" jpeg "$d/frame_%04d.jpg" --count "$n" --size "$SEQ_BYTES" --width 160 --height 120 \
-			--make Sony --model "ILCE-7M3" --date "2024:07:01 12:00:00"
+		"$MKFIXTURE" jpeg "$d/$name" --count "$n" "$@"
 		i=$((i + n))
 	done
+}
+
+gen_seq() {
+	gen_folders "$SEQ_FILES" 1000 'seq/shot%04d' 'frame_%04d.jpg' --size "$SEQ_BYTES" --width 160 --height 120 \
+		--make Sony --model "ILCE-7M3" --date "2024:07:01 12:00:00"
 }
 
 # A library as cameras leave it: YEAR/NNNN-event/ folders, each with one
@@ -193,15 +201,8 @@ gen_lib() {
 }
 
 gen_small() {
-	i=0
-	while [ $i -lt "$SMALL_FILES" ]; do
-		n=$((SMALL_FILES - i < 1000 ? SMALL_FILES - i : 1000))
-		d="$BENCH_DIR/small/$(printf 'dir%03d' $((i / 1000)))"
-		mkdir -p "$d"
-		"$MKFIXTURE" jpeg "$d/IMG_%04d.JPG" --count "$n" --size "$SMALL_BYTES" --width 160 --height 120 \
-			--make Canon --model "Canon EOS R6" --date "2025:03:01 08:00:00"
-		i=$((i + n))
-	done
+	gen_folders "$SMALL_FILES" 1000 'small/dir%03d' 'IMG_%04d.JPG' --size "$SMALL_BYTES" --width 160 --height 120 \
+		--make Canon --model "Canon EOS R6" --date "2025:03:01 08:00:00"
 }
 
 gen_big() {
@@ -515,13 +516,8 @@ gen_nas() {
 	mkdir -p "$BENCH_DIR/nas/card/DCIM/100CANON" "$BENCH_DIR/nas/small"
 	"$MKFIXTURE" jpeg "$BENCH_DIR/nas/card/DCIM/100CANON/IMG_%04d.JPG" --count "$NAS_CARD_FILES" --size "$CARD_BYTES" \
 		--make Canon --model "Canon EOS R6" --date "2024:06:01 09:00:00" --exif-size 6000,4000
-	i=0
-	while [ $i -lt "$NAS_SMALL_FILES" ]; do
-		d="$BENCH_DIR/nas/small/$(printf 'dir%02d' $((i / 500)))"
-		mkdir -p "$d"
-		"$MKFIXTURE" jpeg "$d/IMG_%04d.JPG" --count 500 --size "$SMALL_BYTES" --make Canon --date "2025:03:01 08:00:00"
-		i=$((i + 500))
-	done
+	gen_folders "$NAS_SMALL_FILES" 500 'nas/small/dir%02d' 'IMG_%04d.JPG' --size "$SMALL_BYTES" --make Canon \
+		--date "2025:03:01 08:00:00"
 }
 run_nas() {
 	nas="$REPO/tests/tools/nas.sh"

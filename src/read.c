@@ -395,11 +395,12 @@ static PixBuf *room_in(Reader *rd, gsize want, gboolean is_wait, guint8 **data)
 	}
 	gsize at = (rd->shared_used + SHARE_ALIGN - 1) & ~(gsize)(SHARE_ALIGN - 1);
 	if (rd->shared == NULL || at + want > MAX(MIN(whole, SHARE_BYTES), want)) {
-		PixBuf *buf = is_wait ? NULL : pool_acquire(rd->r->pool, FALSE);
-		if (buf == NULL && !is_wait)
+		guint8 *unused;
+		PixBuf *buf = room_in(rd, whole, is_wait, &unused);
+		if (buf == NULL)
 			return NULL;
 		drop_shared(rd);
-		rd->shared = buf != NULL ? buf : acquire(rd);
+		rd->shared = buf;
 		at = 0;
 	}
 	buf_ref(rd->shared);
@@ -413,13 +414,20 @@ static PixBuf *room_for(Reader *rd, gsize want, guint8 **data)
 	return room_in(rd, want, TRUE, data);
 }
 
-/* The stat to compare the file with after its read: the walk's (listed
- * moments ago; the open fd is checked against it after the read, which
- * spares an fstat per file), or else the open fd's. */
+/* Whether `item` carries the stat its listing took moments ago (a verify
+ * carries the catalog's). */
+static gboolean has_listed_stat(const PixItem *item)
+{
+	return item->action != PIX_ACT_VERIFY && item->st.ino != 0 && S_ISREG(item->st.mode);
+}
+
+/* The stat to compare the file with after its read: the listing's (the
+ * open fd is checked against it after the read, which spares an fstat
+ * per file), or else the open fd's. */
 static gboolean stat_before(const PixItem *item, int fd, PixStat *before, char **error)
 {
 	struct stat st;
-	if (item->action != PIX_ACT_VERIFY && item->st.ino != 0 && S_ISREG(item->st.mode)) {
+	if (has_listed_stat(item)) {
 		*before = item->st;
 		return TRUE;
 	}
@@ -461,6 +469,14 @@ static void set_read(Ending *ending, const PixStat *after, gint64 total)
 	/* two seconds: FAT (camera cards) keeps mtime in 2 s steps */
 	ending->is_racy = after->mtime_ns > now_ns - G_GINT64_CONSTANT(2000000000) &&
 	                  after->mtime_ns < now_ns + G_GINT64_CONSTANT(2000000000);
+}
+
+/* What END says of a file that is no longer a regular file (a FIFO or a
+ * device put in its place): not read, and not a damaged file. */
+static void set_not_regular(Ending *ending)
+{
+	ending->error = g_strdup("not read: it is no longer a regular file");
+	ending->is_unstable = TRUE;
 }
 
 /* Gathers a file's last message: `held` (its last data) or a new one,
@@ -554,8 +570,7 @@ static void read_fd(Reader *rd, PixItem *item, const char *path, int fd, int err
 	if (!stat_before(item, fd, &before, &ending.error))
 		goto done;
 	if (!S_ISREG(before.mode)) {
-		ending.error = g_strdup("not read: it is no longer a regular file");
-		ending.is_unstable = TRUE;
+		set_not_regular(&ending);
 		goto done;
 	}
 	if (before.size_bytes > (gint64)r->cfg.read_bytes)
@@ -583,8 +598,7 @@ static void read_fd(Reader *rd, PixItem *item, const char *path, int fd, int err
 					/* a FIFO or device in the place of the file listed
 					 * (its stat was the listing's) cannot be read */
 					if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
-						ending.error = g_strdup("not read: it is no longer a regular file");
-						ending.is_unstable = TRUE;
+						set_not_regular(&ending);
 					} else {
 						ending.error = g_strdup_printf("cannot read: %s", g_strerror(err));
 					}
@@ -609,8 +623,7 @@ static void read_fd(Reader *rd, PixItem *item, const char *path, int fd, int err
 			goto done;
 		}
 		if (!S_ISREG(after.mode)) {
-			ending.error = g_strdup("not read: it is no longer a regular file");
-			ending.is_unstable = TRUE;
+			set_not_regular(&ending);
 			goto done;
 		}
 		if (is_stable(&before, &after, total)) {
@@ -692,8 +705,7 @@ static void read_batch_uring(Reader *rd, PixItem **items, guint n)
 			if (fds[i] < 0)
 				fds[i] = -errno;
 		}
-		if (fds[i] < 0 || items[i]->action == PIX_ACT_VERIFY || st->ino == 0 || !S_ISREG(st->mode) ||
-		    st->size_bytes >= (gint64)r->cfg.read_bytes)
+		if (fds[i] < 0 || !has_listed_stat(items[i]) || st->size_bytes >= (gint64)r->cfg.read_bytes)
 			continue;
 		is_uncached = is_uncached && !is_dontcache_refused(r, st->dev);
 		/* one byte more than the stat said: a file that grew since it
