@@ -20,7 +20,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3_stmt, sqlite3_finalize)
 
 const char *const pix_column_names[PIX_N_COLS] = {
 	"id", "path", "name", "dir", "size", "mtime_ns", "md5", "mime", "media", "state", "error", "dev", "ino",

@@ -15,7 +15,6 @@
 
 #include <string.h>
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3_stmt, sqlite3_finalize)
 
 static sqlite3_stmt *prepare(PixStore *s, const char *sql, GError **error)
 {
