@@ -12,7 +12,7 @@ VERSION = 0.1.0
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-PKGS = glib-2.0 gio-2.0 libexif sqlite3 libcrypto blkid liburing
+PKGS = glib-2.0 gio-2.0 libexif sqlite3 libcrypto blkid liburing libpq
 CC ?= cc
 CFLAGS ?= -O2 -g
 PIX_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -DPIX_VERSION=\"$(VERSION)\" \
@@ -28,7 +28,7 @@ BUILD = build
 endif
 
 SRC = $(wildcard src/*.c)
-OBJ = $(SRC:src/%.c=$(BUILD)/%.o) $(BUILD)/schema.o
+OBJ = $(SRC:src/%.c=$(BUILD)/%.o) $(BUILD)/schema.o $(BUILD)/schema-pg.o
 LIB_OBJ = $(filter-out $(BUILD)/main.o $(BUILD)/cmd-%.o,$(OBJ))
 BIN = $(BUILD)/photoidx
 
@@ -54,6 +54,12 @@ $(DEPS):
 
 $(BUILD)/schema.c: schema/embed.sh $(wildcard schema/[0-9]*.sql) | $(BUILD)
 	sh schema/embed.sh $(sort $(wildcard schema/[0-9]*.sql)) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/schema-pg.c: schema/embed.sh $(wildcard schema/pg/[0-9]*.sql) | $(BUILD)
+	NAME=pix_schema_pg sh schema/embed.sh $(sort $(wildcard schema/pg/[0-9]*.sql)) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/schema-pg.o: $(BUILD)/schema-pg.c
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/schema.o: $(BUILD)/schema.c
 	$(CC) $(CFLAGS) -c -o $@ $<

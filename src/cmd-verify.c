@@ -15,6 +15,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "cmd-run.h"
+#include "db.h"
 #include "json.h"
 #include "log.h"
 
@@ -142,7 +143,7 @@ int pix_cmd_verify(int argc, char **argv)
 	double budget_s = o.budget_s;
 	options_clear(&o);
 
-	if (!g_file_test(db, G_FILE_TEST_EXISTS)) {
+	if (!pix_db_is_pg_uri(db) && !g_file_test(db, G_FILE_TEST_EXISTS)) {
 		/* nothing to verify, and no empty catalog to leave behind */
 		g_autofree char *q = pix_quote(db);
 		pix_error("there is no catalog '%s' to verify yet: 'photoidx scan PATH' makes it", q);

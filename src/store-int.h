@@ -10,10 +10,10 @@
 #include "store.h"
 #include "log.h"
 
-#include <sqlite3.h>
+#include "db.h"
 
 /* The connection (transfer none). */
-sqlite3 *pix_store_sqlite(PixStore *s);
+PixDb *pix_store_db(PixStore *s);
 
 /* Sets `error` from SQLite's state after a call that failed with `rc`:
  * "catalog 'PATH': WHAT: MESSAGE", with the PixStoreError code that fits
@@ -27,11 +27,11 @@ void pix_store_sqlite_error(GError **error, PixStore *s, int rc, const char *wha
 void pix_store_sql_under(GString *sql, const char *dir_col, const char *name_col, guint n_paths, int first);
 /* Binds the parameters of pix_store_sql_under() for `paths` (absolute,
  * NULL-terminated; NULL: none). */
-void pix_store_bind_under(sqlite3_stmt *st, int first, char **paths);
+void pix_store_bind_under(PixStmt *st, int first, char **paths);
 
 /* Directory rows of volumes mounted now (or not yet placed on one): an
  * offline volume's rows are neither found nor marked missing. */
-#define ONLINE_DIR " AND (d.volume_id IS NULL OR d.volume_id IN (SELECT id FROM volumes WHERE is_online))"
+#define ONLINE_DIR " AND (d.volume_id IS NULL OR d.volume_id IN (SELECT id FROM volumes WHERE is_online <> 0))"
 
 typedef enum {
 	ST_BEGIN,
@@ -67,17 +67,25 @@ typedef enum {
 	ST_SIDECAR_LEND,
 	ST_VOLUME_FIND,
 	ST_VOLUME_INSERT,
+	ST_SEQ_LOCK,            /* PostgreSQL only: the change log's order (store-pg.c) */
+	ST_SEQ_ASSIGN,
+	ST_SEQ_NOTIFY,
 	N_STATEMENTS
 } StatementId;
 
 struct PixStore {
-	sqlite3 *db;
+	PixDb *db;
 	char *path;
+	char *display;          /* the catalog as messages name it (quoted; a
+	                           PostgreSQL URI without its password) */
+	char *host;             /* this host's name (PHOTOIDX_HOST, else the
+	                           host name): PostgreSQL runs and volumes */
 	PixStoreMode mode;
+	gboolean is_no_wait;    /* a lock held by another writer fails at once */
 	int lock_fd;            /* -1 for readers */
 	gboolean has_room;      /* RESERVE_BYTES are allocated past the lock
 	                           file's end (see reserve_room()) */
-	sqlite3_stmt *stmts[N_STATEMENTS];
+	PixStmt *stmts[N_STATEMENTS];
 	gboolean in_batch;
 	gint64 scan_id;         /* the run begun by pix_store_begin_scan, or 0 */
 	char **roots;           /* its roots (owned); NULL for a verify */
@@ -96,34 +104,53 @@ struct PixStore {
 	                           again for each only once */
 };
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3_stmt, sqlite3_finalize)
 
 /* store.c: the shared helpers of the store*.c files */
-sqlite3_stmt *pix_store_stmt(PixStore *s, StatementId id, GError **error);
+PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error);
 gint64 pix_store_now(void);
 gboolean pix_store_check(PixStore *s);
 gboolean pix_store_is_full_errno(int err);
 const char *pix_store_errno_text(int err);
 gboolean pix_store_exec(PixStore *s, const char *sql, const char *what, GError **error);
 gboolean pix_store_pragma_int(PixStore *s, const char *pragma, gint64 *out, GError **error);
-void pix_store_bind_path(sqlite3_stmt *st, int i, const char *bytes);
-void pix_store_bind_path_as(sqlite3_stmt *st, int i, const char *bytes, gsize len, gboolean is_blob);
-void pix_store_bind_below(sqlite3_stmt *st, int first, const char *path);
-void pix_store_bind_text_or_null(sqlite3_stmt *st, int i, const char *text);
-void pix_store_bind_double_or_null(sqlite3_stmt *st, int i, double v);
-void pix_store_bind_int_or_null(sqlite3_stmt *st, int i, gint64 v);
-char *pix_store_column_bytes(sqlite3_stmt *st, int i);
-gboolean pix_store_step_done(PixStore *s, sqlite3_stmt *st, const char *what, GError **error);
+void pix_store_bind_path(PixStmt *st, int i, const char *bytes);
+void pix_store_bind_path_as(PixStmt *st, int i, const char *bytes, gsize len, gboolean is_blob);
+void pix_store_bind_below(PixStmt *st, int first, const char *path);
+void pix_store_bind_text_or_null(PixStmt *st, int i, const char *text);
+void pix_store_bind_double_or_null(PixStmt *st, int i, double v);
+void pix_store_bind_int_or_null(PixStmt *st, int i, gint64 v);
+char *pix_store_column_bytes(PixStmt *st, int i);
+gboolean pix_store_step_done(PixStore *s, PixStmt *st, const char *what, GError **error);
 const char *pix_store_state_name(PixFileState state);
 PixFileState pix_store_state_from(const unsigned char *text);
 gboolean pix_store_release_room(PixStore *s);
 gboolean pix_store_ensure_md5_index(PixStore *s, GError **error);
-gboolean pix_store_query_int(PixStore *s, sqlite3_stmt *st, gint64 *out, GError **error);
-GPtrArray *pix_store_collect_file_rows(PixStore *s, sqlite3_stmt *st, gboolean has_dir_path, GError **error);
-gboolean pix_store_column_md5(sqlite3_stmt *st, int i, guint8 *out);
+GPtrArray *pix_store_collect_file_rows(PixStore *s, PixStmt *st, gboolean has_dir_path, GError **error);
+gboolean pix_store_column_md5(PixStmt *st, int i, guint8 *out);
 /* store-write.c: the volume (found, or made when `is_create`) and the
  * path relative to it of directory `d`; *vol_id 0 when none is known. */
 gboolean pix_store_dir_key(PixStore *s, const PixDir *d, gboolean is_create, gint64 *vol_id, char **rel_path,
                            GError **error);
+
+/* --- store-pg.c: PostgreSQL only --- */
+
+/* the first key of photoidx's advisory locks (store-pg.c) */
+#define PIX_PG_LOCK_MIGRATE 20553
+#define PIX_PG_LOCK_SEQ 20554
+#define PIX_PG_LOCK_VOLUME 20555
+#define PIX_PG_LOCK_RUN 20556
+
+/* The URI as messages show it: quoted, without a password (transfer full). */
+char *pix_store_pg_display(const char *uri);
+/* Connects s->db to s->path, checks and (writer) migrates the schema;
+ * *version: the schema version now. */
+gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error);
+/* In the open batch, just before COMMIT: numbers its change log entries
+ * and wakes the LISTENers of photoidx_changes. */
+gboolean pix_store_pg_before_commit(PixStore *s, GError **error);
+/* Session locks: the run begun (s->scan_id), and each volume of
+ * `volume_ids` (gint64), waiting for another writer's unless is_no_wait. */
+gboolean pix_store_pg_lock_run(PixStore *s, GError **error);
+gboolean pix_store_pg_lock_volumes(PixStore *s, const GArray *volume_ids, GError **error);
 
 #endif

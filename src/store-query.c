@@ -140,7 +140,7 @@ static void sql_filter(Sql *q, const PixFilter *f)
 		[PIX_SHOW_PRESENT] = " state NOT IN ('missing', 'offline')",
 		[PIX_SHOW_MISSING] = " state = 'missing'",
 		[PIX_SHOW_ERRORS] = " state = 'error'",
-		[PIX_SHOW_ALL] = " 1",
+		[PIX_SHOW_ALL] = " 1 = 1",
 	};
 	g_string_append(q->sql, f->is_offline && f->show == PIX_SHOW_PRESENT ? " state <> 'missing'" : show_sql[f->show]);
 	if (f->media_mask != 0) {
@@ -201,14 +201,16 @@ static void sql_columns(Sql *q, const PixFilter *f)
 	}
 }
 
-static sqlite3_stmt *sql_prepare(PixStore *s, Sql *q, GError **error)
+static PixStmt *sql_prepare(PixStore *s, Sql *q, GError **error)
 {
-	sqlite3 *db = pix_store_sqlite(s);
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_create_function(db, "pix_distance_m", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-	                                 sql_distance_fn, NULL, NULL);
+	PixDb *db = pix_store_db(s);
+	PixStmt *st = NULL;
+	/* PostgreSQL's catalog has pix_distance_m() as a SQL function (schema/pg) */
+	int rc = db->lite == NULL ? SQLITE_OK
+	         : sqlite3_create_function(db->lite, "pix_distance_m", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+	                                   sql_distance_fn, NULL, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db, q->sql->str, -1, &st, NULL);
+		rc = pix_db_prepare(db, q->sql->str, &st);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot prepare a query");
 		return NULL;
@@ -216,50 +218,50 @@ static sqlite3_stmt *sql_prepare(PixStore *s, Sql *q, GError **error)
 	for (guint i = 0; i < q->args->len; i++) {
 		Arg *a = &g_array_index(q->args, Arg, i);
 		if (a->type == ARG_REAL)
-			sqlite3_bind_double(st, (int)i + 1, a->d);
+			pix_db_bind_double(st, (int)i + 1, a->d);
 		else
-			sqlite3_bind_text(st, (int)i + 1, a->s, (int)a->len, SQLITE_STATIC);
+			pix_db_bind_text(st, (int)i + 1, a->s, (int)a->len, SQLITE_STATIC);
 	}
 	if (q->paths != NULL)
 		pix_store_bind_under(st, q->under_first, q->paths);
 	return st;
 }
 
-static void value_from(PixValue *v, sqlite3_stmt *st, int i)
+static void value_from(PixValue *v, PixStmt *st, int i)
 {
 	memset(v, 0, sizeof(*v));
-	switch (sqlite3_column_type(st, i)) {
+	switch (pix_db_column_type(st, i)) {
 	case SQLITE_INTEGER:
 		v->type = PIX_VAL_INT;
-		v->i = sqlite3_column_int64(st, i);
+		v->i = pix_db_column_int64(st, i);
 		v->d = (double)v->i;
 		break;
 	case SQLITE_FLOAT:
 		v->type = PIX_VAL_REAL;
-		v->d = sqlite3_column_double(st, i);
+		v->d = pix_db_column_double(st, i);
 		break;
 	case SQLITE_TEXT:
 		v->type = PIX_VAL_TEXT;
-		v->s = (const char *)sqlite3_column_text(st, i);
-		v->len = (gsize)sqlite3_column_bytes(st, i);
+		v->s = (const char *)pix_db_column_text(st, i);
+		v->len = (gsize)pix_db_column_bytes(st, i);
 		break;
 	case SQLITE_BLOB:
 		/* blobs are paths and names that are not UTF-8; as bytes, NUL-terminated */
 		v->type = PIX_VAL_BYTES;
-		v->s = (const char *)sqlite3_column_text(st, i);
-		v->len = (gsize)sqlite3_column_bytes(st, i);
+		v->s = (const char *)pix_db_column_text(st, i);
+		v->len = (gsize)pix_db_column_bytes(st, i);
 		break;
 	default:
 		v->type = PIX_VAL_NULL;
 	}
 }
 
-static void record_from(PixRecord *r, sqlite3_stmt *st, int first)
+static void record_from(PixRecord *r, PixStmt *st, int first)
 {
 	for (int c = 0; c < PIX_N_COLS; c++)
 		value_from(&r->v[c], st, first + c);
-	r->distance_m = sqlite3_column_type(st, first + PIX_N_COLS) == SQLITE_NULL
-	                ? NAN : sqlite3_column_double(st, first + PIX_N_COLS);
+	r->distance_m = pix_db_column_type(st, first + PIX_N_COLS) == SQLITE_NULL
+	                ? NAN : pix_db_column_double(st, first + PIX_N_COLS);
 }
 
 const char *pix_record_text(const PixRecord *r, PixColumn c)
@@ -281,11 +283,11 @@ double pix_record_real(const PixRecord *r, PixColumn c)
 }
 
 /* Steps `st` to its end, calling fn(data, st) per row; FALSE from fn stops. */
-typedef gboolean (*RowFn)(gpointer data, sqlite3_stmt *st);
-static gboolean each_row(PixStore *s, sqlite3_stmt *st, RowFn fn, gpointer data, GError **error)
+typedef gboolean (*RowFn)(gpointer data, PixStmt *st);
+static gboolean each_row(PixStore *s, PixStmt *st, RowFn fn, gpointer data, GError **error)
 {
 	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	while ((rc = pix_db_step(st)) == SQLITE_ROW)
 		if (!fn(data, st))
 			return TRUE;
 	if (rc != SQLITE_DONE) {
@@ -300,7 +302,7 @@ typedef struct {
 	gpointer data;
 } EachRecord;
 
-static gboolean record_row(gpointer data, sqlite3_stmt *st)
+static gboolean record_row(gpointer data, PixStmt *st)
 {
 	EachRecord *e = data;
 	PixRecord r;
@@ -325,7 +327,7 @@ gboolean pix_store_each_record(PixStore *s, const PixFilter *filter, PixSort sor
 	g_string_append(q.sql, order_sql[sort]);
 	if (limit > 0)
 		g_string_append_printf(q.sql, " LIMIT %" G_GINT64_FORMAT, limit);
-	g_autoptr(sqlite3_stmt) st = sql_prepare(s, &q, error);
+	g_autoptr(PixStmt) st = sql_prepare(s, &q, error);
 	EachRecord e = { fn, data };
 	gboolean is_ok = st != NULL && each_row(s, st, record_row, &e, error);
 	sql_clear(&q);
@@ -373,7 +375,7 @@ static gboolean dup_flush(EachDup *e)
 	return !e->is_stopped;
 }
 
-static gboolean dup_row(gpointer data, sqlite3_stmt *st)
+static gboolean dup_row(gpointer data, PixStmt *st)
 {
 	EachDup *e = data;
 	PixRecord r;
@@ -386,7 +388,7 @@ static gboolean dup_row(gpointer data, sqlite3_stmt *st)
 			return FALSE;
 		g_strlcpy(e->md5, md5, sizeof(e->md5));
 		e->size = pix_record_int(&r, PIX_COL_SIZE, 0);
-		e->n_distinct = (guint)sqlite3_column_int64(st, 0);
+		e->n_distinct = (guint)pix_db_column_int64(st, 0);
 	}
 	g_ptr_array_add(e->files, record_copy(&r, e->chunk));
 	return TRUE;
@@ -412,7 +414,7 @@ gboolean pix_store_each_dup(PixStore *s, const PixFilter *filter, PixDupFn fn, g
 		" FROM sel GROUP BY md5 HAVING count(*) > 1)"
 		" SELECT g_distinct, sel.* FROM sel JOIN grp ON g_md5 = sel.md5"
 		" ORDER BY g_size * (g_distinct - 1) DESC, g_md5, sel.path");
-	g_autoptr(sqlite3_stmt) st = sql_prepare(s, &q, error);
+	g_autoptr(PixStmt) st = sql_prepare(s, &q, error);
 	EachDup e = { .fn = fn, .data = data, .files = g_ptr_array_new_with_free_func(g_free),
 	              .chunk = g_string_chunk_new(4096) };
 	gboolean is_ok = st != NULL && each_row(s, st, dup_row, &e, error);
@@ -470,16 +472,16 @@ typedef struct {
 	GHashTable *index[5];   /* by_media, by_camera, by_month, by_year, by_lens */
 } Tallies;
 
-static const char *column_text_or_null(sqlite3_stmt *st, int i)
+static const char *column_text_or_null(PixStmt *st, int i)
 {
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? NULL : (const char *)sqlite3_column_text(st, i);
+	return pix_db_column_type(st, i) == SQLITE_NULL ? NULL : (const char *)pix_db_column_text(st, i);
 }
 
-static gboolean tally_row(gpointer data, sqlite3_stmt *st)
+static gboolean tally_row(gpointer data, PixStmt *st)
 {
 	Tallies *t = data;
-	gint64 n = sqlite3_column_int64(st, 3), bytes = sqlite3_column_int64(st, 4);
-	g_assert(sqlite3_column_count(st) == 6);
+	gint64 n = pix_db_column_int64(st, 3), bytes = pix_db_column_int64(st, 4);
+	g_assert(pix_db_column_count(st) == 6);
 
 	tally_add(t->out->by_media, t->index[0], column_text_or_null(st, 0), n, bytes);
 	tally_add(t->out->by_camera, t->index[1], column_text_or_null(st, 1), n, bytes);
@@ -530,11 +532,13 @@ gboolean pix_store_stats(PixStore *s, const PixFilter *filter, PixStats *out, GE
 	 * for a large library), summed into each tally here */
 	sql_init(&q, "SELECT media,"
 	             " CASE WHEN make IS NULL AND model IS NULL THEN NULL"
-	             " ELSE coalesce(trim(make), '') || char(9) || coalesce(trim(model), '') END,"
-	             " substr(date_taken, 1, 7), count(*), coalesce(sum(size), 0), nullif(trim(lens), '') FROM file_info WHERE");
+	             " ELSE coalesce(trim(make), '') || ");
+	sql_add(&q, "?", ARG_TEXT, "\t");       /* SQLite's char(9) is PostgreSQL's chr(9) */
+	g_string_append(q.sql, " || coalesce(trim(model), '') END,"
+	                " substr(date_taken, 1, 7), count(*), coalesce(sum(size), 0), nullif(trim(lens), '') FROM file_info WHERE");
 	sql_filter(&q, filter);
 	g_string_append(q.sql, " GROUP BY 1, 2, 3, 6");
-	g_autoptr(sqlite3_stmt) st = sql_prepare(s, &q, error);
+	g_autoptr(PixStmt) st = sql_prepare(s, &q, error);
 	gboolean is_ok = st != NULL && each_row(s, st, tally_row, &t, error);
 	sql_clear(&q);
 	for (int i = 0; i < 5; i++)
@@ -549,10 +553,10 @@ gboolean pix_store_stats(PixStore *s, const PixFilter *filter, PixStats *out, GE
 
 gboolean pix_store_last_seq(PixStore *s, gint64 *seq, GError **error)
 {
-	g_autoptr(sqlite3_stmt) st = NULL;
-	int rc = sqlite3_prepare_v2(pix_store_sqlite(s), "SELECT coalesce(max(seq), 0) FROM changes", -1, &st, NULL);
-	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*seq = sqlite3_column_int64(st, 0);
+	g_autoptr(PixStmt) st = NULL;
+	int rc = pix_db_prepare(pix_store_db(s), "SELECT coalesce(max(seq), 0) FROM changes", &st);
+	if (rc == SQLITE_OK && (rc = pix_db_step(st)) == SQLITE_ROW) {
+		*seq = pix_db_column_int64(st, 0);
 		return TRUE;
 	}
 	pix_store_sqlite_error(error, s, rc, "cannot read the change log");

@@ -16,10 +16,10 @@
 #include <string.h>
 
 
-static sqlite3_stmt *prepare(PixStore *s, const char *sql, GError **error)
+static PixStmt *prepare(PixStore *s, const char *sql, GError **error)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(pix_store_sqlite(s), sql, -1, &st, NULL);
+	PixStmt *st = NULL;
+	int rc = pix_db_prepare(pix_store_db(s), sql, &st);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
 		return NULL;
@@ -27,9 +27,9 @@ static sqlite3_stmt *prepare(PixStore *s, const char *sql, GError **error)
 	return st;
 }
 
-static const char *text(sqlite3_stmt *st, int i)
+static const char *text(PixStmt *st, int i)
 {
-	return (const char *)sqlite3_column_text(st, i);
+	return (const char *)pix_db_column_text(st, i);
 }
 
 /* Steps to the end; FALSE with `error` set when it failed. */
@@ -44,23 +44,23 @@ static gboolean finish(PixStore *s, int rc, const char *what, GError **error)
 
 gboolean pix_store_each_volume(PixStore *s, PixStoreVolumeFn fn, gpointer data, GError **error)
 {
-	g_autoptr(sqlite3_stmt) st = prepare(s,
+	g_autoptr(PixStmt) st = prepare(s,
 		"SELECT v.id, v.kind, v.ident, v.uuid, v.label, v.fstype, v.source, v.mount_point, v.is_online,"
 		" coalesce(c.n, 0), coalesce(c.bytes, 0), coalesce(c.n_missing, 0),"
 		" v.first_seen_at, v.last_seen_at, coalesce(v.last_scan_at, 0)"
-		" FROM volumes v LEFT JOIN (SELECT d.volume_id AS vid, sum(f.state <> 'missing') AS n,"
+		" FROM volumes v LEFT JOIN (SELECT d.volume_id AS vid, sum(CASE WHEN f.state <> 'missing' THEN 1 ELSE 0 END) AS n,"
 		"  sum(CASE WHEN f.state <> 'missing' THEN f.size ELSE 0 END) AS bytes,"
-		"  sum(f.state = 'missing') AS n_missing"
+		"  sum(CASE WHEN f.state = 'missing' THEN 1 ELSE 0 END) AS n_missing"
 		"  FROM files f JOIN dirs d ON d.id = f.dir_id GROUP BY d.volume_id) c ON c.vid = v.id"
 		" ORDER BY v.id", error);
 	int rc;
 	if (st == NULL)
 		return FALSE;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const void *mp = sqlite3_column_blob(st, 7);
-		g_autofree char *mount = g_strndup(mp != NULL ? mp : "", (gsize)sqlite3_column_bytes(st, 7));
+	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+		const void *mp = pix_db_column_blob(st, 7);
+		g_autofree char *mount = g_strndup(mp != NULL ? mp : "", (gsize)pix_db_column_bytes(st, 7));
 		PixVolumeRow v = {
-			.id = sqlite3_column_int64(st, 0),
+			.id = pix_db_column_int64(st, 0),
 			.kind = text(st, 1),
 			.ident = text(st, 2),
 			.uuid = text(st, 3),
@@ -68,13 +68,13 @@ gboolean pix_store_each_volume(PixStore *s, PixStoreVolumeFn fn, gpointer data, 
 			.fstype = text(st, 5),
 			.source = text(st, 6),
 			.mount_point = mount,
-			.is_online = sqlite3_column_int(st, 8) != 0,
-			.n_files = sqlite3_column_int64(st, 9),
-			.bytes = sqlite3_column_int64(st, 10),
-			.n_missing = sqlite3_column_int64(st, 11),
-			.first_seen_at = sqlite3_column_int64(st, 12),
-			.last_seen_at = sqlite3_column_int64(st, 13),
-			.last_scan_at = sqlite3_column_int64(st, 14),
+			.is_online = pix_db_column_int(st, 8) != 0,
+			.n_files = pix_db_column_int64(st, 9),
+			.bytes = pix_db_column_int64(st, 10),
+			.n_missing = pix_db_column_int64(st, 11),
+			.first_seen_at = pix_db_column_int64(st, 12),
+			.last_seen_at = pix_db_column_int64(st, 13),
+			.last_scan_at = pix_db_column_int64(st, 14),
 		};
 		if (!fn(data, &v))
 			return TRUE;
@@ -84,27 +84,27 @@ gboolean pix_store_each_volume(PixStore *s, PixStoreVolumeFn fn, gpointer data, 
 
 gboolean pix_store_each_root(PixStore *s, PixStoreRootFn fn, gpointer data, GError **error)
 {
-	g_autoptr(sqlite3_stmt) st = prepare(s,
+	g_autoptr(PixStmt) st = prepare(s,
 		"SELECT r.path, r.rel_path, v.kind, v.ident, v.label, coalesce(v.is_online, 1),"
 		" r.first_scan_at, coalesce(r.last_scan_at, 0)"
 		" FROM roots r LEFT JOIN volumes v ON v.id = r.volume_id ORDER BY r.path", error);
 	int rc;
 	if (st == NULL)
 		return FALSE;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const void *p = sqlite3_column_blob(st, 0), *rp = sqlite3_column_blob(st, 1);
-		g_autofree char *path = g_strndup(p != NULL ? p : "", (gsize)sqlite3_column_bytes(st, 0));
-		g_autofree char *rel = sqlite3_column_type(st, 1) != SQLITE_NULL
-		                       ? g_strndup(rp != NULL ? rp : "", (gsize)sqlite3_column_bytes(st, 1)) : NULL;
+	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+		const void *p = pix_db_column_blob(st, 0), *rp = pix_db_column_blob(st, 1);
+		g_autofree char *path = g_strndup(p != NULL ? p : "", (gsize)pix_db_column_bytes(st, 0));
+		g_autofree char *rel = pix_db_column_type(st, 1) != SQLITE_NULL
+		                       ? g_strndup(rp != NULL ? rp : "", (gsize)pix_db_column_bytes(st, 1)) : NULL;
 		PixRootRow r = {
 			.path = path,
 			.rel_path = rel,
 			.volume_kind = text(st, 2),
 			.volume_ident = text(st, 3),
 			.volume_label = text(st, 4),
-			.is_online = sqlite3_column_int(st, 5) != 0,
-			.first_scan_at = sqlite3_column_int64(st, 6),
-			.last_scan_at = sqlite3_column_int64(st, 7),
+			.is_online = pix_db_column_int(st, 5) != 0,
+			.first_scan_at = pix_db_column_int64(st, 6),
+			.last_scan_at = pix_db_column_int64(st, 7),
 		};
 		if (!fn(data, &r))
 			return TRUE;
@@ -114,7 +114,7 @@ gboolean pix_store_each_root(PixStore *s, PixStoreRootFn fn, gpointer data, GErr
 
 gboolean pix_store_each_run(PixStore *s, gint64 limit, PixStoreRunFn fn, gpointer data, GError **error)
 {
-	g_autoptr(sqlite3_stmt) st = prepare(s,
+	g_autoptr(PixStmt) st = prepare(s,
 		"SELECT id, command, roots, state, started_at, coalesce(finished_at, 0), coalesce(n_new, 0),"
 		" coalesce(n_changed, 0), coalesce(n_moved, 0), coalesce(n_missing, 0), coalesce(n_unchanged, 0),"
 		" coalesce(n_errors, 0), coalesce(bytes_read, 0), coalesce(exit_status, -1)"
@@ -122,23 +122,23 @@ gboolean pix_store_each_run(PixStore *s, gint64 limit, PixStoreRunFn fn, gpointe
 	int rc;
 	if (st == NULL)
 		return FALSE;
-	sqlite3_bind_int64(st, 1, limit);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	pix_db_bind_int64(st, 1, limit);
+	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
 		PixRunRow r = {
-			.id = sqlite3_column_int64(st, 0),
+			.id = pix_db_column_int64(st, 0),
 			.command = text(st, 1),
 			.roots = text(st, 2),
 			.state = text(st, 3),
-			.started_at = sqlite3_column_int64(st, 4),
-			.finished_at = sqlite3_column_int64(st, 5),
-			.n_new = sqlite3_column_int64(st, 6),
-			.n_changed = sqlite3_column_int64(st, 7),
-			.n_moved = sqlite3_column_int64(st, 8),
-			.n_missing = sqlite3_column_int64(st, 9),
-			.n_unchanged = sqlite3_column_int64(st, 10),
-			.n_errors = sqlite3_column_int64(st, 11),
-			.bytes_read = sqlite3_column_int64(st, 12),
-			.exit_status = sqlite3_column_int(st, 13),
+			.started_at = pix_db_column_int64(st, 4),
+			.finished_at = pix_db_column_int64(st, 5),
+			.n_new = pix_db_column_int64(st, 6),
+			.n_changed = pix_db_column_int64(st, 7),
+			.n_moved = pix_db_column_int64(st, 8),
+			.n_missing = pix_db_column_int64(st, 9),
+			.n_unchanged = pix_db_column_int64(st, 10),
+			.n_errors = pix_db_column_int64(st, 11),
+			.bytes_read = pix_db_column_int64(st, 12),
+			.exit_status = pix_db_column_int(st, 13),
 		};
 		if (!fn(data, &r))
 			return TRUE;
@@ -148,15 +148,15 @@ gboolean pix_store_each_run(PixStore *s, gint64 limit, PixStoreRunFn fn, gpointe
 
 gboolean pix_store_pending(PixStore *s, gint64 *n_recheck, gint64 *n_unread, GError **error)
 {
-	g_autoptr(sqlite3_stmt) st = prepare(s,
-		"SELECT coalesce(sum(f.recheck <> 0), 0),"
-		" coalesce(sum(f.recheck = 0 AND f.md5 IS NULL AND (f.mode & 61440) = 32768), 0)"
+	g_autoptr(PixStmt) st = prepare(s,
+		"SELECT coalesce(sum(CASE WHEN f.recheck <> 0 THEN 1 ELSE 0 END), 0),"
+		" coalesce(sum(CASE WHEN f.recheck = 0 AND f.md5 IS NULL AND (f.mode & 61440) = 32768 THEN 1 ELSE 0 END), 0)"
 		" FROM files f JOIN dirs d ON d.id = f.dir_id LEFT JOIN volumes v ON v.id = d.volume_id"
-		" WHERE f.state <> 'missing' AND coalesce(v.is_online, 1)", error);
+		" WHERE f.state <> 'missing' AND coalesce(v.is_online, 1) <> 0", error);
 	if (st == NULL)
 		return FALSE;
-	int rc = sqlite3_step(st);
-	*n_recheck = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	*n_unread = rc == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
+	int rc = pix_db_step(st);
+	*n_recheck = rc == SQLITE_ROW ? pix_db_column_int64(st, 0) : 0;
+	*n_unread = rc == SQLITE_ROW ? pix_db_column_int64(st, 1) : 0;
 	return finish(s, rc, "cannot read the files", error);
 }

@@ -22,7 +22,7 @@ static gboolean begin_batch(PixStore *s, GError **error)
 {
 	if (s->in_batch)
 		return TRUE;
-	sqlite3_stmt *st = pix_store_stmt(s, ST_BEGIN, error);
+	PixStmt *st = pix_store_stmt(s, ST_BEGIN, error);
 	if (st == NULL || !pix_store_step_done(s, st, "cannot begin a transaction", error))
 		return FALSE;
 	s->in_batch = TRUE;
@@ -35,7 +35,7 @@ static void rollback_batch(PixStore *s)
 {
 	if (!s->in_batch)
 		return;
-	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	pix_db_exec(s->db, "ROLLBACK");
 	s->in_batch = FALSE;
 	memset(s->counts, 0, sizeof s->counts);
 	if (s->dirty != NULL)
@@ -70,10 +70,10 @@ static void mark_dirty(PixStore *s, const PixItem *item)
 /* Runs statement `id` with `v` bound to ?1. */
 static gboolean run_with(PixStore *s, StatementId id, gint64 v, GError **error)
 {
-	sqlite3_stmt *st = pix_store_stmt(s, id, error);
+	PixStmt *st = pix_store_stmt(s, id, error);
 	if (st == NULL)
 		return FALSE;
-	sqlite3_bind_int64(st, 1, v);
+	pix_db_bind_int64(st, 1, v);
 	return pix_store_step_done(s, st, "cannot link a sidecar", error);
 }
 
@@ -90,13 +90,13 @@ static gboolean relink_image(PixStore *s, gint64 id, GError **error)
 }
 
 /* A single-value query: its integer, or -1 without a row. */
-gboolean pix_store_query_int(PixStore *s, sqlite3_stmt *st, gint64 *out, GError **error)
+static gboolean query_int(PixStore *s, PixStmt *st, gint64 *out, const char *what, GError **error)
 {
-	int rc = sqlite3_step(st);
-	*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+	int rc = pix_db_step(st);
+	*out = rc == SQLITE_ROW ? pix_db_column_int64(st, 0) : -1;
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return pix_store_step_done(s, st, "cannot look for sidecars", error);
-	sqlite3_reset(st);
+		return pix_store_step_done(s, st, what, error);
+	pix_db_reset(st);
 	return TRUE;
 }
 
@@ -122,28 +122,28 @@ static gboolean relink(PixStore *s, GError **error)
 		if (cached != NULL) {
 			any = GPOINTER_TO_INT(cached) - 1;
 		} else {
-			sqlite3_stmt *st = pix_store_stmt(s, ST_SIDECAR_ANY, error);
+			PixStmt *st = pix_store_stmt(s, ST_SIDECAR_ANY, error);
 			if (st == NULL)
 				return FALSE;
-			sqlite3_bind_int64(st, 1, d->dir_id);
-			if (!pix_store_query_int(s, st, &any, error))
+			pix_db_bind_int64(st, 1, d->dir_id);
+			if (!query_int(s, st, &any, "cannot look for sidecars", error))
 				return FALSE;
 			g_hash_table_insert(has_any, g_memdup2(&d->dir_id, sizeof d->dir_id), GINT_TO_POINTER((int)any + 1));
 		}
 		if (any <= 0)
 			continue;
-		sqlite3_stmt *at = pix_store_stmt(s, ST_FILE_AT, error);
+		PixStmt *at = pix_store_stmt(s, ST_FILE_AT, error);
 		if (at == NULL)
 			return FALSE;
-		sqlite3_bind_int64(at, 1, d->dir_id);
+		pix_db_bind_int64(at, 1, d->dir_id);
 		pix_store_bind_path(at, 2, d->name);
-		if (sqlite3_step(at) != SQLITE_ROW) {
-			sqlite3_reset(at);
+		if (pix_db_step(at) != SQLITE_ROW) {
+			pix_db_reset(at);
 			continue;       /* gone (a move that lost to a copy) */
 		}
-		gint64 id = sqlite3_column_int64(at, 0);
-		gboolean is_sidecar = g_strcmp0((const char *)sqlite3_column_text(at, 1), "sidecar") == 0;
-		sqlite3_reset(at);
+		gint64 id = pix_db_column_int64(at, 0);
+		gboolean is_sidecar = g_strcmp0((const char *)pix_db_column_text(at, 1), "sidecar") == 0;
+		pix_db_reset(at);
 		if (!is_sidecar) {
 			g_hash_table_add(images, g_memdup2(&id, sizeof id));
 			continue;
@@ -153,23 +153,23 @@ static gboolean relink(PixStore *s, GError **error)
 		if (len <= 4 || g_ascii_strcasecmp(d->name + len - 4, ".xmp") != 0)
 			continue;
 		g_autofree char *stem = g_strndup(d->name, len - 4);
-		sqlite3_stmt *st = pix_store_stmt(s, ST_SIDECAR_IMAGES, error);
+		PixStmt *st = pix_store_stmt(s, ST_SIDECAR_IMAGES, error);
 		if (st == NULL)
 			return FALSE;
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int64(st, 2, d->dir_id);
+		pix_db_bind_int64(st, 1, id);
+		pix_db_bind_int64(st, 2, d->dir_id);
 		g_autofree char *after = g_strconcat(stem, ".", NULL), *past = g_strconcat(stem, "/", NULL);
 		pix_store_bind_path(st, 4, stem);
 		pix_store_bind_path(st, 5, after);
 		pix_store_bind_path(st, 6, past);
 		int rc;
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			gint64 image = sqlite3_column_int64(st, 0);
+		while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+			gint64 image = pix_db_column_int64(st, 0);
 			g_hash_table_add(images, g_memdup2(&image, sizeof image));
 		}
 		if (rc != SQLITE_DONE)
 			return pix_store_step_done(s, st, "cannot look for a sidecar's images", error);
-		sqlite3_reset(st);
+		pix_db_reset(st);
 	}
 	/* each once, even when it and its sidecar were both written */
 	GHashTableIter iter;
@@ -198,7 +198,11 @@ gboolean pix_store_commit(PixStore *s, GError **error)
 		rollback_batch(s);
 		return FALSE;
 	}
-	sqlite3_stmt *st = pix_store_stmt(s, ST_COMMIT, error);
+	if (pix_db_is_pg(s->db) && !pix_store_pg_before_commit(s, error)) {
+		rollback_batch(s);
+		return FALSE;
+	}
+	PixStmt *st = pix_store_stmt(s, ST_COMMIT, error);
 	if (st == NULL || !pix_store_step_done(s, st, "cannot commit", error)) {
 		rollback_batch(s);
 		return FALSE;
@@ -261,36 +265,41 @@ static gboolean volume_id(PixStore *s, const PixVolume *v, gboolean is_create, g
 		*id = GPOINTER_TO_SIZE(found);
 		return TRUE;
 	}
-	sqlite3_stmt *st = pix_store_stmt(s, ST_VOLUME_FIND, error);
+	PixStmt *st = pix_store_stmt(s, ST_VOLUME_FIND, error);
 	if (st == NULL)
 		return FALSE;
-	sqlite3_bind_text(st, 1, pix_volume_kind_name(v->kind), -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, v->ident, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(st);
-	*id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	sqlite3_reset(st);
+	pix_db_bind_text(st, 1, pix_volume_kind_name(v->kind), -1, SQLITE_STATIC);
+	pix_db_bind_text(st, 2, v->ident, -1, SQLITE_STATIC);
+	int rc = pix_db_step(st);
+	*id = rc == SQLITE_ROW ? pix_db_column_int64(st, 0) : 0;
+	pix_db_reset(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
 		return FALSE;
 	}
 	if (*id == 0 && is_create) {
 		g_assert(s->in_batch);
-		sqlite3_stmt *ins = pix_store_stmt(s, ST_VOLUME_INSERT, error);
+		PixStmt *ins = pix_store_stmt(s, ST_VOLUME_INSERT, error);
 		if (ins == NULL)
 			return FALSE;
-		sqlite3_bind_text(ins, 1, pix_volume_kind_name(v->kind), -1, SQLITE_STATIC);
-		sqlite3_bind_text(ins, 2, v->ident, -1, SQLITE_STATIC);
+		pix_db_bind_text(ins, 1, pix_volume_kind_name(v->kind), -1, SQLITE_STATIC);
+		pix_db_bind_text(ins, 2, v->ident, -1, SQLITE_STATIC);
 		pix_store_bind_text_or_null(ins, 3, v->uuid);
 		pix_store_bind_text_or_null(ins, 4, v->label);
 		pix_store_bind_text_or_null(ins, 5, v->fstype);
 		pix_store_bind_text_or_null(ins, 6, v->source);
 		pix_store_bind_path(ins, 7, v->mount_point);
 		pix_store_bind_path(ins, 8, v->mount_root);
-		sqlite3_bind_int64(ins, 9, (gint64)v->dev);
-		sqlite3_bind_int64(ins, 10, pix_store_now());
-		if (!pix_store_step_done(s, ins, "cannot record a volume", error))
+		pix_db_bind_int64(ins, 9, (gint64)v->dev);
+		pix_db_bind_int64(ins, 10, pix_store_now());
+		pix_db_bind_text(ins, 11, s->host, -1, SQLITE_STATIC);     /* PostgreSQL's statement only */
+		int irc = pix_db_step(ins);
+		*id = irc == SQLITE_ROW ? pix_db_column_int64(ins, 0) : 0;
+		pix_db_reset(ins);
+		if (irc != SQLITE_ROW) {
+			pix_store_sqlite_error(error, s, irc, "cannot record a volume");
 			return FALSE;
-		*id = sqlite3_last_insert_rowid(s->db);
+		}
 	}
 	if (*id != 0)
 		g_hash_table_insert(s->volume_ids, g_steal_pointer(&key), GSIZE_TO_POINTER((gsize)*id));
@@ -314,8 +323,8 @@ gboolean pix_store_dir_key(PixStore *s, const PixDir *d, gboolean is_create, gin
 /* Runs `sql` with integer parameters ?1.. = args (n of them). */
 static gboolean run_ints(PixStore *s, const char *sql, const char *what, GError **error, int n, ...)
 {
-	g_autoptr(sqlite3_stmt) st = NULL;
-	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	g_autoptr(PixStmt) st = NULL;
+	int rc = pix_db_prepare(s->db, sql, &st);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, what);
 		return FALSE;
@@ -323,23 +332,23 @@ static gboolean run_ints(PixStore *s, const char *sql, const char *what, GError 
 	va_list ap;
 	va_start(ap, n);
 	for (int i = 1; i <= n; i++)
-		sqlite3_bind_int64(st, i, va_arg(ap, gint64));
+		pix_db_bind_int64(st, i, va_arg(ap, gint64));
 	va_end(ap);
 	return pix_store_step_done(s, st, what, error);
 }
 
 /* A change-log row with what every entry has bound: its run, time, kind
  * and paths (transfer none; the caller binds the rest and steps it). */
-static sqlite3_stmt *change_row(PixStore *s, const char *kind, const char *old_path, const char *new_path,
+static PixStmt *change_row(PixStore *s, const char *kind, const char *old_path, const char *new_path,
                                 GError **error)
 {
-	sqlite3_stmt *st = pix_store_stmt(s, ST_CHANGE_INSERT, error);
+	PixStmt *st = pix_store_stmt(s, ST_CHANGE_INSERT, error);
 	if (st == NULL)
 		return NULL;
 	if (s->scan_id > 0)
-		sqlite3_bind_int64(st, 1, s->scan_id);
-	sqlite3_bind_int64(st, 3, s->now_s);
-	sqlite3_bind_text(st, 4, kind, -1, SQLITE_STATIC);
+		pix_db_bind_int64(st, 1, s->scan_id);
+	pix_db_bind_int64(st, 3, s->now_s);
+	pix_db_bind_text(st, 4, kind, -1, SQLITE_STATIC);
 	if (old_path != NULL)
 		pix_store_bind_path(st, 5, old_path);
 	if (new_path != NULL)
@@ -351,10 +360,10 @@ static sqlite3_stmt *change_row(PixStore *s, const char *kind, const char *old_p
 static gboolean put_volume_change(PixStore *s, gint64 vol_id, const char *kind, const char *old_path,
                                   const char *new_path, GError **error)
 {
-	sqlite3_stmt *st = change_row(s, kind, old_path, new_path, error);
+	PixStmt *st = change_row(s, kind, old_path, new_path, error);
 	if (st == NULL)
 		return FALSE;
-	sqlite3_bind_int64(st, 11, vol_id);
+	pix_db_bind_int64(st, 11, vol_id);
 	return pix_store_step_done(s, st, "cannot write the change log", error);
 }
 
@@ -364,22 +373,22 @@ static gboolean rewrite_paths(PixStore *s, const char *table, gint64 vol_id, con
 {
 	g_autofree char *sel = g_strdup_printf("SELECT id, rel_path FROM %s WHERE volume_id = ?1", table);
 	g_autofree char *upd = g_strdup_printf("UPDATE %s SET path = ?2 WHERE id = ?1", table);
-	g_autoptr(sqlite3_stmt) st = NULL, up = NULL;
-	int rc = sqlite3_prepare_v2(s->db, sel, -1, &st, NULL);
+	g_autoptr(PixStmt) st = NULL, up = NULL;
+	int rc = pix_db_prepare(s->db, sel, &st);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(s->db, upd, -1, &up, NULL);
+		rc = pix_db_prepare(s->db, upd, &up);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot move a volume");
 		return FALSE;
 	}
-	sqlite3_bind_int64(st, 1, vol_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	pix_db_bind_int64(st, 1, vol_id);
+	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
 		g_autofree char *rel = pix_store_column_bytes(st, 1);
 		g_autofree char *path = pix_volume_path(v, rel);
 		if (path == NULL)
 			continue;       /* not visible through this mount */
-		sqlite3_reset(up);
-		sqlite3_bind_int64(up, 1, sqlite3_column_int64(st, 0));
+		pix_db_reset(up);
+		pix_db_bind_int64(up, 1, pix_db_column_int64(st, 0));
 		pix_store_bind_path(up, 2, path);
 		if (!pix_store_step_done(s, up, "cannot move a volume", error))
 			return FALSE;
@@ -404,24 +413,22 @@ static gboolean place_by_path(PixStore *s, const char *table, GError **error);
 
 static gboolean place_legacy(PixStore *s, GError **error)
 {
-	g_autoptr(sqlite3_stmt) devs = NULL, upd = NULL, rupd = NULL;
-	int rc = sqlite3_prepare_v2(s->db,
+	g_autoptr(PixStmt) devs = NULL, upd = NULL, rupd = NULL;
+	int rc = pix_db_prepare(s->db,
 		"SELECT dev, path, ino, min(length(path)) FROM dirs WHERE volume_id IS NULL AND dev IS NOT NULL"
-		" GROUP BY dev", -1, &devs, NULL);
+		" GROUP BY dev", &devs);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(s->db, "SELECT id, path FROM dirs WHERE volume_id IS NULL AND (dev = ?1 OR dev IS NULL)",
-		                        -1, &upd, NULL);
+		rc = pix_db_prepare(s->db, "SELECT id, path FROM dirs WHERE volume_id IS NULL AND (dev = ?1 OR dev IS NULL)", &upd);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(s->db, "UPDATE OR IGNORE dirs SET volume_id = ?2, rel_path = ?3 WHERE id = ?1", -1,
-		                        &rupd, NULL);
+		rc = pix_db_prepare(s->db, "UPDATE OR IGNORE dirs SET volume_id = ?2, rel_path = ?3 WHERE id = ?1", &rupd);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot place directories on volumes");
 		return FALSE;
 	}
-	while ((rc = sqlite3_step(devs)) == SQLITE_ROW) {
-		guint64 old_dev = (guint64)sqlite3_column_int64(devs, 0);
+	while ((rc = pix_db_step(devs)) == SQLITE_ROW) {
+		guint64 old_dev = (guint64)pix_db_column_int64(devs, 0);
 		g_autofree char *sample = pix_store_column_bytes(devs, 1);
-		guint64 ino = (guint64)sqlite3_column_int64(devs, 2);
+		guint64 ino = (guint64)pix_db_column_int64(devs, 2);
 		struct stat st;
 		if (pix_path_lstat(sample, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_ino != ino)
 			continue;
@@ -434,16 +441,16 @@ static gboolean place_legacy(PixStore *s, GError **error)
 		if (!run_ints(s, "UPDATE volumes SET dev = ?2 WHERE id = ?1 AND dev <> ?2", "cannot place directories", error,
 		              2, vol_id, (gint64)old_dev))
 			return FALSE;
-		sqlite3_reset(upd);
-		sqlite3_bind_int64(upd, 1, (gint64)old_dev);
-		while ((rc = sqlite3_step(upd)) == SQLITE_ROW) {
+		pix_db_reset(upd);
+		pix_db_bind_int64(upd, 1, (gint64)old_dev);
+		while ((rc = pix_db_step(upd)) == SQLITE_ROW) {
 			g_autofree char *path = pix_store_column_bytes(upd, 1);
 			g_autofree char *rel = pix_volume_rel_of(v, path);
 			if (rel == NULL)
 				continue;       /* not below that mount: left for a later run */
-			sqlite3_reset(rupd);
-			sqlite3_bind_int64(rupd, 1, sqlite3_column_int64(upd, 0));
-			sqlite3_bind_int64(rupd, 2, vol_id);
+			pix_db_reset(rupd);
+			pix_db_bind_int64(rupd, 1, pix_db_column_int64(upd, 0));
+			pix_db_bind_int64(rupd, 2, vol_id);
 			pix_store_bind_path(rupd, 3, rel);
 			if (!pix_store_step_done(s, rupd, "cannot place directories", error))
 				return FALSE;
@@ -468,14 +475,14 @@ static gboolean place_by_path(PixStore *s, const char *table, GError **error)
 	                                       strcmp(table, "dirs") == 0 ? " AND dev IS NULL" : "");
 	g_autofree char *upd = g_strdup_printf("UPDATE OR IGNORE %s SET volume_id = ?2, rel_path = ?3 WHERE id = ?1",
 	                                       table);
-	g_autoptr(sqlite3_stmt) root = NULL, rset = NULL;
-	int rc = sqlite3_prepare_v2(s->db, sel, -1, &root, NULL);
+	g_autoptr(PixStmt) root = NULL, rset = NULL;
+	int rc = pix_db_prepare(s->db, sel, &root);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot place directories and roots on volumes");
 		return FALSE;
 	}
-	rc = sqlite3_prepare_v2(s->db, upd, -1, &rset, NULL);
-	while (rc == SQLITE_OK && (rc = sqlite3_step(root)) == SQLITE_ROW) {
+	rc = pix_db_prepare(s->db, upd, &rset);
+	while (rc == SQLITE_OK && (rc = pix_db_step(root)) == SQLITE_ROW) {
 		g_autofree char *path = pix_store_column_bytes(root, 1);
 		struct stat st;
 		if (pix_path_lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -487,9 +494,9 @@ static gboolean place_by_path(PixStore *s, const char *table, GError **error)
 		gint64 vol_id;
 		if (!volume_id(s, v, TRUE, &vol_id, error))
 			return FALSE;
-		sqlite3_reset(rset);
-		sqlite3_bind_int64(rset, 1, sqlite3_column_int64(root, 0));
-		sqlite3_bind_int64(rset, 2, vol_id);
+		pix_db_reset(rset);
+		pix_db_bind_int64(rset, 1, pix_db_column_int64(root, 0));
+		pix_db_bind_int64(rset, 2, vol_id);
 		pix_store_bind_path(rset, 3, rel);
 		if (!pix_store_step_done(s, rset, "cannot place directories and roots on volumes", error))
 			return FALSE;
@@ -519,29 +526,43 @@ static gboolean refresh_volumes(PixStore *s, GError **error)
 		return FALSE;
 	}
 	g_hash_table_remove_all(s->unknown_devs);
-	if (!place_legacy(s, error))
+	/* a PostgreSQL catalog never had rows from before volumes */
+	gboolean is_pg = pix_db_is_pg(s->db);
+	if (!is_pg && !place_legacy(s, error))
 		return FALSE;
-	g_autoptr(sqlite3_stmt) st = NULL, set = NULL;
-	int rc = sqlite3_prepare_v2(s->db,
-		"SELECT id, kind, ident, mount_point, mount_root, dev, is_online FROM volumes ORDER BY id", -1, &st, NULL);
+	/* PostgreSQL: several hosts share the catalog, and a volume not in
+	 * this host's mount table is offline only if this host saw it last
+	 * (another host may have it mounted); one this host sees is its now */
+	g_autoptr(PixStmt) st = NULL, set = NULL;
+	int rc = pix_db_prepare(s->db, is_pg
+		? "SELECT id, kind, ident, mount_point, mount_root, dev, is_online, host IS NOT DISTINCT FROM ?1"
+		  " FROM volumes ORDER BY id"
+		: "SELECT id, kind, ident, mount_point, mount_root, dev, is_online, 1 FROM volumes ORDER BY id", &st);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(s->db,
-			"UPDATE volumes SET mount_point = ?2, mount_root = ?3, dev = ?4, is_online = 1, last_seen_at = ?5,"
-			" label = ?6, fstype = ?7, source = ?8 WHERE id = ?1", -1, &set, NULL);
+		rc = pix_db_prepare(s->db, is_pg
+			? "UPDATE volumes SET mount_point = ?2, mount_root = ?3, dev = ?4, is_online = 1, last_seen_at = ?5,"
+			  " label = ?6, fstype = ?7, source = ?8, host = ?9 WHERE id = ?1"
+			: "UPDATE volumes SET mount_point = ?2, mount_root = ?3, dev = ?4, is_online = 1, last_seen_at = ?5,"
+			  " label = ?6, fstype = ?7, source = ?8 WHERE id = ?1", &set);
+	if (rc == SQLITE_OK && is_pg)
+		pix_db_bind_text(st, 1, s->host, -1, SQLITE_STATIC);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
 		return FALSE;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		gint64 id = sqlite3_column_int64(st, 0);
-		int kind = pix_volume_kind_from_name((const char *)sqlite3_column_text(st, 1));
-		const char *ident = (const char *)sqlite3_column_text(st, 2);
+	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+		gint64 id = pix_db_column_int64(st, 0);
+		int kind = pix_volume_kind_from_name((const char *)pix_db_column_text(st, 1));
+		const char *ident = (const char *)pix_db_column_text(st, 2);
 		g_autofree char *old_mount = pix_store_column_bytes(st, 3);
 		g_autofree char *old_root = pix_store_column_bytes(st, 4);
-		guint64 old_dev = (guint64)sqlite3_column_int64(st, 5);
-		gboolean was_online = sqlite3_column_int(st, 6) != 0;
+		guint64 old_dev = (guint64)pix_db_column_int64(st, 5);
+		gboolean was_online = pix_db_column_int(st, 6) != 0;
+		gboolean is_mine = pix_db_column_int(st, 7) != 0;
 		const PixVolume *v = kind >= 0 && ident != NULL ? pix_mounts_find(m, kind, ident) : NULL;
 
+		if (v == NULL && !is_mine)
+			continue;
 		if (v == NULL) {
 			if (was_online && (!run_ints(s, "UPDATE volumes SET is_online = 0 WHERE id = ?1",
 			                             "cannot record a volume", error, 1, id) ||
@@ -569,15 +590,16 @@ static gboolean refresh_volumes(PixStore *s, GError **error)
 		    !put_volume_change(s, id, kind_name, strcmp(kind_name, "online") == 0 ? NULL : old_mount,
 		                       v->mount_point, error))
 			return FALSE;
-		sqlite3_reset(set);
-		sqlite3_bind_int64(set, 1, id);
+		pix_db_reset(set);
+		pix_db_bind_int64(set, 1, id);
 		pix_store_bind_path(set, 2, v->mount_point);
 		pix_store_bind_path(set, 3, v->mount_root);
-		sqlite3_bind_int64(set, 4, (gint64)v->dev);
-		sqlite3_bind_int64(set, 5, s->now_s);
+		pix_db_bind_int64(set, 4, (gint64)v->dev);
+		pix_db_bind_int64(set, 5, s->now_s);
 		pix_store_bind_text_or_null(set, 6, v->label);
 		pix_store_bind_text_or_null(set, 7, v->fstype);
 		pix_store_bind_text_or_null(set, 8, v->source);
+		pix_db_bind_text(set, 9, s->host, -1, SQLITE_STATIC);
 		if (!pix_store_step_done(s, set, "cannot record a volume", error))
 			return FALSE;
 	}
@@ -593,16 +615,16 @@ static gboolean refresh_volumes(PixStore *s, GError **error)
  * to `shadowed` (not recorded as a root of the volume it is on now). */
 static gboolean note_offline_roots(PixStore *s, char **roots, GHashTable *shadowed, GError **error)
 {
-	g_autoptr(sqlite3_stmt) st = NULL;
-	int rc = sqlite3_prepare_v2(s->db,
+	g_autoptr(PixStmt) st = NULL;
+	int rc = pix_db_prepare(s->db,
 		"SELECT v.mount_point, coalesce(v.label, v.ident),"
 		" (SELECT count(*) FROM files f JOIN dirs d ON d.id = f.dir_id WHERE d.volume_id = v.id AND f.state <> 'missing')"
-		" FROM volumes v WHERE NOT v.is_online", -1, &st, NULL);
+		" FROM volumes v WHERE v.is_online = 0", &st);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
 		return FALSE;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
 		g_autofree char *mount = pix_store_column_bytes(st, 0);
 		for (char **r = roots; *r != NULL; r++)
 			if (pix_path_is_under(*r, mount) || pix_path_is_under(mount, *r)) {
@@ -610,8 +632,8 @@ static gboolean note_offline_roots(PixStore *s, char **roots, GHashTable *shadow
 				if (pix_path_is_under(*r, mount))
 					g_hash_table_add(shadowed, *r);
 				pix_notice("volume '%s', last mounted at '%s', is offline: its %" G_GINT64_FORMAT
-				           " files are kept, as offline", (const char *)sqlite3_column_text(st, 1), q,
-				           (gint64)sqlite3_column_int64(st, 2));
+				           " files are kept, as offline", (const char *)pix_db_column_text(st, 1), q,
+				           (gint64)pix_db_column_int64(st, 2));
 				break;
 			}
 	}
@@ -636,17 +658,28 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 		return FALSE;
 
 	/* every auto-cleaned statement is declared before the first goto */
-	g_autoptr(sqlite3_stmt) killed = NULL, scan = NULL, root = NULL, rows = NULL;
+	g_autoptr(PixStmt) killed = NULL, scan = NULL, root = NULL, rows = NULL;
 	g_autoptr(GHashTable) shadowed = g_hash_table_new(g_str_hash, g_str_equal);
+	g_autoptr(GArray) vol_ids = g_array_new(FALSE, FALSE, sizeof(gint64));
 	s->is_verify = strcmp(command, "verify") == 0;
-	int rc = sqlite3_prepare_v2(s->db, "UPDATE scans SET state = 'killed' WHERE state = 'running'", -1, &killed, NULL);
+	gboolean is_pg = pix_db_is_pg(s->db);
+	/* SQLite: the lock file says no other writer runs.  PostgreSQL: a run
+	 * whose lock no session holds has lost its writer (store-pg.c) */
+	int rc = pix_db_prepare(s->db, is_pg
+		? "UPDATE scans SET state = 'killed' WHERE state = 'running' AND NOT EXISTS (SELECT 1 FROM pg_locks l"
+		  " WHERE l.locktype = 'advisory' AND l.classid = " G_STRINGIFY(PIX_PG_LOCK_RUN)
+		  " AND l.objid::bigint = scans.id AND l.objsubid = 2 AND l.granted)"
+		: "UPDATE scans SET state = 'killed' WHERE state = 'running'", &killed);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(s->db, "INSERT INTO scans (command, roots, started_at, state)"
-		                        " VALUES (?1, ?2, ?3, 'running')", -1, &scan, NULL);
+		rc = pix_db_prepare(s->db, is_pg
+			? "INSERT INTO scans (command, roots, started_at, state, host, pid)"
+			  " VALUES (?1, ?2, ?3, 'running', ?4, ?5) RETURNING id"
+			: "INSERT INTO scans (command, roots, started_at, state) VALUES (?1, ?2, ?3, 'running') RETURNING id",
+			&scan);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(s->db, "INSERT INTO roots (path, first_scan_at, volume_id, rel_path)"
+		rc = pix_db_prepare(s->db, "INSERT INTO roots (path, first_scan_at, volume_id, rel_path)"
 		                        " VALUES (?1, ?2, ?3, ?4)"
-		                        " ON CONFLICT (volume_id, rel_path) DO UPDATE SET path = ?1", -1, &root, NULL);
+		                        " ON CONFLICT (volume_id, rel_path) DO UPDATE SET path = ?1", &root);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot record the scan");
 		rollback_batch(s);
@@ -654,22 +687,24 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 	}
 	if (!pix_store_step_done(s, killed, "cannot record the scan", error))
 		goto fail;
-	sqlite3_bind_text(scan, 1, command, -1, SQLITE_STATIC);
-	sqlite3_bind_text(scan, 2, display->str, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(scan, 3, now);
-	if (!pix_store_step_done(s, scan, "cannot record the scan", error))
+	pix_db_bind_text(scan, 1, command, -1, SQLITE_STATIC);
+	pix_db_bind_text(scan, 2, display->str, -1, SQLITE_STATIC);
+	pix_db_bind_int64(scan, 3, now);
+	pix_db_bind_text(scan, 4, s->host, -1, SQLITE_STATIC);
+	pix_db_bind_int64(scan, 5, getpid());
+	if (!query_int(s, scan, &s->scan_id, "cannot record the scan", error) ||
+	    (is_pg && !pix_store_pg_lock_run(s, error)))
 		goto fail;
-	s->scan_id = sqlite3_last_insert_rowid(s->db);
-	rc = sqlite3_prepare_v2(s->db, "SELECT coalesce(max(id), 0) FROM files", -1, &rows, NULL);
+	rc = pix_db_prepare(s->db, "SELECT coalesce(max(id), 0) FROM files", &rows);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_step(rows);
+		rc = pix_db_step(rows);
 	if (rc != SQLITE_ROW) {
 		pix_store_sqlite_error(error, s, rc, "cannot record the scan");
 		goto fail;
 	}
-	s->catalog_rows = s->rows_before_run = sqlite3_column_int64(rows, 0);
-	sqlite3_reset(rows);        /* a statement in progress would lock the schema */
-	if (!s->is_verify && s->rows_before_run == 0 &&
+	s->catalog_rows = s->rows_before_run = pix_db_column_int64(rows, 0);
+	pix_db_reset(rows);        /* a statement in progress would lock the schema */
+	if (!s->is_verify && s->rows_before_run == 0 && !is_pg &&
 	    !pix_store_exec(s, "DROP INDEX IF EXISTS files_by_md5", "cannot record the scan", error))
 		goto fail;
 	if (s->rates != NULL)
@@ -692,10 +727,11 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 		gint64 vol_id;
 		if (!volume_id(s, volume_of(s, *r, rst.st_dev, &rel), TRUE, &vol_id, error))
 			goto fail;
-		sqlite3_reset(root);
+		g_array_append_val(vol_ids, vol_id);
+		pix_db_reset(root);
 		pix_store_bind_path(root, 1, *r);
-		sqlite3_bind_int64(root, 2, now);
-		sqlite3_bind_int64(root, 3, vol_id);
+		pix_db_bind_int64(root, 2, now);
+		pix_db_bind_int64(root, 3, vol_id);
 		pix_store_bind_path(root, 4, rel);
 		if (!pix_store_step_done(s, root, "cannot record the scan", error))
 			goto fail;
@@ -711,17 +747,16 @@ static gboolean record_end(PixStore *s, const char *state, int exit_status, GErr
 {
 	if (!begin_batch(s, error))
 		return FALSE;
-	g_autoptr(sqlite3_stmt) st = NULL, roots = NULL;
-	int rc = sqlite3_prepare_v2(s->db,
+	g_autoptr(PixStmt) st = NULL, roots = NULL;
+	int rc = pix_db_prepare(s->db,
 		"UPDATE scans SET finished_at = ?2, state = ?3, n_dirs = ?4, n_new = ?5, n_changed = ?6,"
 		" n_moved = ?7, n_missing = ?8, n_unchanged = ?9, n_errors = ?10, bytes_read = ?11,"
-		" exit_status = ?12 WHERE id = ?1", -1, &st, NULL);
+		" exit_status = ?12 WHERE id = ?1", &st);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(s->db, "UPDATE roots SET last_scan_at = ?1 WHERE path = ?2 RETURNING volume_id",
-		                        -1, &roots, NULL);
-	g_autoptr(sqlite3_stmt) vols = NULL;
+		rc = pix_db_prepare(s->db, "UPDATE roots SET last_scan_at = ?1 WHERE path = ?2 RETURNING volume_id", &roots);
+	g_autoptr(PixStmt) vols = NULL;
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(s->db, "UPDATE volumes SET last_scan_at = ?1 WHERE id = ?2", -1, &vols, NULL);
+		rc = pix_db_prepare(s->db, "UPDATE volumes SET last_scan_at = ?1 WHERE id = ?2", &vols);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot record the end of the scan");
 		rollback_batch(s);
@@ -733,24 +768,24 @@ static gboolean record_end(PixStore *s, const char *state, int exit_status, GErr
 	 * n_changed those whose content changed behind size and mtime */
 	static const PixCounter verify_order[] = { PIX_N_DIRS, PIX_N_NEW, PIX_N_MISMATCH, PIX_N_MOVED,
 	                                           PIX_N_MISSING, PIX_N_VERIFIED, PIX_N_ERRORS, PIX_BYTES_READ };
-	sqlite3_bind_int64(st, 1, s->scan_id);
-	sqlite3_bind_int64(st, 2, pix_store_now());
-	sqlite3_bind_text(st, 3, state, -1, SQLITE_STATIC);
+	pix_db_bind_int64(st, 1, s->scan_id);
+	pix_db_bind_int64(st, 2, pix_store_now());
+	pix_db_bind_text(st, 3, state, -1, SQLITE_STATIC);
 	for (guint i = 0; i < G_N_ELEMENTS(order); i++)
-		sqlite3_bind_int64(st, 4 + (int)i, pix_count_get(s->is_verify ? verify_order[i] : order[i]));
-	sqlite3_bind_int(st, 12, exit_status);
+		pix_db_bind_int64(st, 4 + (int)i, pix_count_get(s->is_verify ? verify_order[i] : order[i]));
+	pix_db_bind_int(st, 12, exit_status);
 	if (!pix_store_step_done(s, st, "cannot record the end of the scan", error)) {
 		rollback_batch(s);
 		return FALSE;
 	}
 	for (char **r = s->roots; strcmp(state, "done") == 0 && r != NULL && *r != NULL; r++) {
-		sqlite3_reset(roots);
-		sqlite3_bind_int64(roots, 1, pix_store_now());
+		pix_db_reset(roots);
+		pix_db_bind_int64(roots, 1, pix_store_now());
 		pix_store_bind_path(roots, 2, *r);
-		while ((rc = sqlite3_step(roots)) == SQLITE_ROW) {
-			sqlite3_reset(vols);
-			sqlite3_bind_int64(vols, 1, pix_store_now());
-			sqlite3_bind_int64(vols, 2, sqlite3_column_int64(roots, 0));
+		while ((rc = pix_db_step(roots)) == SQLITE_ROW) {
+			pix_db_reset(vols);
+			pix_db_bind_int64(vols, 1, pix_store_now());
+			pix_db_bind_int64(vols, 2, pix_db_column_int64(roots, 0));
 			if (!pix_store_step_done(s, vols, "cannot record the end of the scan", error)) {
 				rollback_batch(s);
 				return FALSE;
@@ -807,35 +842,35 @@ gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GEr
 static gboolean put_change(PixStore *s, gint64 file_id, const char *kind, const PixItem *item,
                            const char *old_path, const char *new_path, GError **error)
 {
-	sqlite3_stmt *st = change_row(s, kind, old_path, new_path, error);
+	PixStmt *st = change_row(s, kind, old_path, new_path, error);
 	if (st == NULL)
 		return FALSE;
-	sqlite3_bind_int64(st, 2, file_id);
+	pix_db_bind_int64(st, 2, file_id);
 	if (item->has_old_md5)
-		sqlite3_bind_blob(st, 7, item->old_md5, 16, SQLITE_STATIC);
+		pix_db_bind_blob(st, 7, item->old_md5, 16, SQLITE_STATIC);
 	if (item->has_md5 && strcmp(kind, "moved") != 0 && strcmp(kind, "missing") != 0)
-		sqlite3_bind_blob(st, 8, item->md5, 16, SQLITE_STATIC);
+		pix_db_bind_blob(st, 8, item->md5, 16, SQLITE_STATIC);
 	if (strcmp(kind, "added") != 0)
-		sqlite3_bind_int64(st, 9, item->old_st.size_bytes);
+		pix_db_bind_int64(st, 9, item->old_st.size_bytes);
 	if (strcmp(kind, "missing") != 0)
-		sqlite3_bind_int64(st, 10, item->st.size_bytes);
+		pix_db_bind_int64(st, 10, item->st.size_bytes);
 	return pix_store_step_done(s, st, "cannot write the change log", error);
 }
 
 static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, GError **error)
 {
-	sqlite3_stmt *st;
+	PixStmt *st;
 	if (m == NULL) {
 		st = pix_store_stmt(s, ST_META_DELETE, error);
 		if (st == NULL)
 			return FALSE;
-		sqlite3_bind_int64(st, 1, file_id);
+		pix_db_bind_int64(st, 1, file_id);
 		return pix_store_step_done(s, st, "cannot write metadata", error);
 	}
 	st = pix_store_stmt(s, ST_META_REPLACE, error);
 	if (st == NULL)
 		return FALSE;
-	sqlite3_bind_int64(st, 1, file_id);
+	pix_db_bind_int64(st, 1, file_id);
 	pix_store_bind_text_or_null(st, 2, m->date_taken);
 	pix_store_bind_text_or_null(st, 3, m->date_tz);
 	pix_store_bind_text_or_null(st, 4, m->date_source);
@@ -856,7 +891,7 @@ static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, GError *
 	if (m->has_osdb_hash) {
 		char hex[17];
 		g_snprintf(hex, sizeof hex, "%016" G_GINT64_MODIFIER "x", m->osdb_hash);
-		sqlite3_bind_text(st, 19, hex, -1, SQLITE_TRANSIENT);
+		pix_db_bind_text(st, 19, hex, -1, SQLITE_TRANSIENT);
 	}
 	pix_store_bind_double_or_null(st, 20, m->aperture);
 	pix_store_bind_int_or_null(st, 21, m->exposure_program);
@@ -874,27 +909,27 @@ static PixFileState item_state(const PixItem *item)
 	return item->error != NULL ? PIX_STATE_ERROR : PIX_STATE_OK;
 }
 
-static void bind_stat(sqlite3_stmt *st, int first, const PixStat *ps)
+static void bind_stat(PixStmt *st, int first, const PixStat *ps)
 {
-	sqlite3_bind_int64(st, first, (gint64)ps->dev);
-	sqlite3_bind_int64(st, first + 1, (gint64)ps->ino);
-	sqlite3_bind_int64(st, first + 2, ps->mode);
-	sqlite3_bind_int64(st, first + 3, ps->size_bytes);
-	sqlite3_bind_int64(st, first + 4, ps->mtime_ns);
-	sqlite3_bind_int64(st, first + 5, ps->ctime_ns);
+	pix_db_bind_int64(st, first, (gint64)ps->dev);
+	pix_db_bind_int64(st, first + 1, (gint64)ps->ino);
+	pix_db_bind_int64(st, first + 2, ps->mode);
+	pix_db_bind_int64(st, first + 3, ps->size_bytes);
+	pix_db_bind_int64(st, first + 4, ps->mtime_ns);
+	pix_db_bind_int64(st, first + 5, ps->ctime_ns);
 }
 
 static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
 {
 	PixDir *d = item->dir;
-	sqlite3_stmt *st;
+	PixStmt *st;
 
 	if (item->action == PIX_ACT_DIR_MISSING) {
 		g_assert(d->id > 0);
 		st = pix_store_stmt(s, ST_DIR_MISSING, error);
 		if (st == NULL)
 			return FALSE;
-		sqlite3_bind_int64(st, 1, d->id);
+		pix_db_bind_int64(st, 1, d->id);
 		return pix_store_step_done(s, st, "cannot write a directory", error);
 	}
 	gint64 vol_id;
@@ -904,68 +939,78 @@ static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
 	st = pix_store_stmt(s, ST_DIR_UPSERT, error);
 	if (st == NULL)
 		return FALSE;
-	sqlite3_bind_int64(st, 13, vol_id);
+	pix_db_bind_int64(st, 13, vol_id);
 	pix_store_bind_path(st, 14, rel);
 	if (d->parent != NULL && d->parent->id > 0)
-		sqlite3_bind_int64(st, 1, d->parent->id);
+		pix_db_bind_int64(st, 1, d->parent->id);
 	pix_store_bind_path(st, 2, d->path);
 	if (d->st.ino != 0) {
-		sqlite3_bind_int64(st, 3, (gint64)d->st.dev);
-		sqlite3_bind_int64(st, 4, (gint64)d->st.ino);
-		sqlite3_bind_int64(st, 5, d->st.mtime_ns);
-		sqlite3_bind_int64(st, 6, d->st.ctime_ns);
+		pix_db_bind_int64(st, 3, (gint64)d->st.dev);
+		pix_db_bind_int64(st, 4, (gint64)d->st.ino);
+		pix_db_bind_int64(st, 5, d->st.mtime_ns);
+		pix_db_bind_int64(st, 6, d->st.ctime_ns);
 	}
-	sqlite3_bind_text(st, 7, d->error != NULL ? "error" : "ok", -1, SQLITE_STATIC);
+	pix_db_bind_text(st, 7, d->error != NULL ? "error" : "ok", -1, SQLITE_STATIC);
 	pix_store_bind_text_or_null(st, 8, d->error);
-	sqlite3_bind_int64(st, 9, s->now_s);
+	pix_db_bind_int64(st, 9, s->now_s);
 	if (d->fsid != 0)
-		sqlite3_bind_int64(st, 10, (gint64)d->fsid);
+		pix_db_bind_int64(st, 10, (gint64)d->fsid);
 	/* listed by this run (NULL when the listing failed, or outside a run) */
 	if (d->error == NULL && s->scan_id > 0)
-		sqlite3_bind_int64(st, 11, s->scan_id);
-	sqlite3_bind_int(st, 12, d->is_unlisted);
-	int rc = sqlite3_step(st);
+		pix_db_bind_int64(st, 11, s->scan_id);
+	pix_db_bind_int(st, 12, d->is_unlisted);
+	int rc = pix_db_step(st);
 	if (rc != SQLITE_ROW) {
 		pix_store_sqlite_error(error, s, rc, "cannot write a directory");
 		return FALSE;
 	}
-	d->id = sqlite3_column_int64(st, 0);
+	d->id = pix_db_column_int64(st, 0);
 	return pix_store_step_done(s, st, "cannot write a directory", error);
 }
 
 /* Binds the content columns shared by insert and update, from `first`:
  * md5, mime, media, state, error, recheck. */
-static void bind_content(sqlite3_stmt *st, int first, const PixItem *item)
+static void bind_content(PixStmt *st, int first, const PixItem *item)
 {
 	if (item->has_md5)
-		sqlite3_bind_blob(st, first, item->md5, 16, SQLITE_STATIC);
+		pix_db_bind_blob(st, first, item->md5, 16, SQLITE_STATIC);
 	pix_store_bind_text_or_null(st, first + 1, item->mime);
-	sqlite3_bind_text(st, first + 2, pix_media_name(item->media), -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, first + 3, pix_store_state_name(item_state(item)), -1, SQLITE_STATIC);
+	pix_db_bind_text(st, first + 2, pix_media_name(item->media), -1, SQLITE_STATIC);
+	pix_db_bind_text(st, first + 3, pix_store_state_name(item_state(item)), -1, SQLITE_STATIC);
 	pix_store_bind_text_or_null(st, first + 4, item->error);
-	sqlite3_bind_int(st, first + 5, item->is_racy ? 1 : 0);
+	pix_db_bind_int(st, first + 5, item->is_racy ? 1 : 0);
 }
 
 /* Inserts a new file row for `item`; *id is its row id. */
 static gboolean insert_file(PixStore *s, PixItem *item, gint64 *id, GError **error)
 {
-	sqlite3_stmt *st = pix_store_stmt(s, ST_FILE_INSERT, error);
+	PixStmt *st = pix_store_stmt(s, ST_FILE_INSERT, error);
 	if (st == NULL)
 		return FALSE;
 	g_assert(item->dir->id > 0);
-	sqlite3_bind_int64(st, 1, item->dir->id);
+	pix_db_bind_int64(st, 1, item->dir->id);
 	pix_store_bind_path(st, 2, item->name);
 	bind_stat(st, 3, &item->st);
 	bind_content(st, 9, item);
-	sqlite3_bind_int64(st, 15, s->now_s);
+	pix_db_bind_int64(st, 15, s->now_s);
 	if (item->has_md5)
-		sqlite3_bind_int64(st, 16, s->now_s);
+		pix_db_bind_int64(st, 16, s->now_s);
+	/* PostgreSQL: an id taken ahead from the sequence, so that the insert
+	 * need not wait for its answer (db-pg.c); SQLite: NULL, the next rowid */
+	gint64 new_id = 0;
+	if (pix_db_is_pg(s->db)) {
+		if ((new_id = pix_pg_reserve_id(s->db->pg, "files")) == 0) {
+			pix_store_sqlite_error(error, s, pix_db_errcode(s->db), "cannot add a file");
+			return FALSE;
+		}
+		pix_db_bind_int64(st, 17, new_id);
+	}
 	/* the row id from the connection, not RETURNING: SQLite collects
 	 * RETURNING rows in a temporary table opened and closed per insert,
 	 * which cost a third of this insert */
 	if (!pix_store_step_done(s, st, "cannot add a file", error))
 		return FALSE;
-	*id = sqlite3_last_insert_rowid(s->db);
+	*id = new_id != 0 ? new_id : sqlite3_last_insert_rowid(s->db->lite);
 	count(s, PIX_N_NEW, 1);
 	return TRUE;
 }
@@ -1002,15 +1047,15 @@ static PixFileRow *find_moved_by_md5(PixStore *s, const PixItem *item, GError **
 	 * into an empty catalog asks nothing). */
 	if (!item->has_md5 || item->st.size_bytes == 0 || s->rows_before_run == 0)
 		return NULL;
-	sqlite3_stmt *st = pix_store_stmt(s, ST_FILES_BY_MD5, error);
+	PixStmt *st = pix_store_stmt(s, ST_FILES_BY_MD5, error);
 	if (st == NULL)
 		return NULL;
-	sqlite3_bind_blob(st, 1, item->md5, 16, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, item->st.size_bytes);
+	pix_db_bind_blob(st, 1, item->md5, 16, SQLITE_STATIC);
+	pix_db_bind_int64(st, 2, item->st.size_bytes);
 	pix_store_bind_path(st, 3, item->name);
-	sqlite3_bind_int64(st, 4, s->rows_before_run);
+	pix_db_bind_int64(st, 4, s->rows_before_run);
 	g_autoptr(GPtrArray) rows = pix_store_collect_file_rows(s, st, TRUE, error);
-	sqlite3_reset(st);
+	pix_db_reset(st);
 	/* a new hard link of a file still at its path is that file's second
 	 * name, not a file that moved here */
 	for (guint i = 0; rows != NULL && i < rows->len; i++) {
@@ -1033,15 +1078,15 @@ static PixFileRow *find_moved_by_md5(PixStore *s, const PixItem *item, GError **
  * stat and content. */
 static gboolean take_over(PixStore *s, PixItem *item, const PixFileRow *row, GError **error)
 {
-	sqlite3_stmt *st = pix_store_stmt(s, ST_FILE_TAKE_OVER, error);
+	PixStmt *st = pix_store_stmt(s, ST_FILE_TAKE_OVER, error);
 	if (st == NULL)
 		return FALSE;
-	sqlite3_bind_int64(st, 1, row->id);
-	sqlite3_bind_int64(st, 2, item->dir->id);
+	pix_db_bind_int64(st, 1, row->id);
+	pix_db_bind_int64(st, 2, item->dir->id);
 	pix_store_bind_path(st, 3, item->name);
 	bind_stat(st, 4, &item->st);
 	bind_content(st, 10, item);
-	sqlite3_bind_int64(st, 16, s->now_s);
+	pix_db_bind_int64(st, 16, s->now_s);
 	if (!pix_store_step_done(s, st, "cannot move a file", error))
 		return FALSE;
 	item->row_id = row->id;
@@ -1078,20 +1123,20 @@ static gboolean put_add(PixStore *s, PixItem *item, gboolean is_unmatched, GErro
 
 static gboolean put_content(PixStore *s, PixItem *item, GError **error)
 {
-	sqlite3_stmt *st = pix_store_stmt(s, ST_FILE_UPDATE_CONTENT, error);
+	PixStmt *st = pix_store_stmt(s, ST_FILE_UPDATE_CONTENT, error);
 	if (st == NULL)
 		return FALSE;
-	sqlite3_bind_int64(st, 1, item->row_id);
+	pix_db_bind_int64(st, 1, item->row_id);
 	bind_stat(st, 2, &item->st);
 	bind_content(st, 8, item);
-	sqlite3_bind_int64(st, 14, s->now_s);
+	pix_db_bind_int64(st, 14, s->now_s);
 	if (item->has_md5)
-		sqlite3_bind_int64(st, 15, s->now_s);
-	sqlite3_bind_int64(st, 16, item->dir->id);
+		pix_db_bind_int64(st, 15, s->now_s);
+	pix_db_bind_int64(st, 16, item->dir->id);
 	pix_store_bind_path(st, 17, item->name);
 	if (!pix_store_step_done(s, st, "cannot update a file", error))
 		return FALSE;
-	if (sqlite3_changes(s->db) == 0)
+	if (pix_db_changes(s->db) == 0)
 		return TRUE;    /* the row is no longer at the path that was read */
 	if (!put_meta(s, item->row_id, item->meta, error))
 		return FALSE;
@@ -1115,18 +1160,18 @@ static gboolean put_missing(PixStore *s, PixItem *item, GError **error);
 
 static gboolean put_move(PixStore *s, PixItem *item, GError **error)
 {
-	sqlite3_stmt *st = pix_store_stmt(s, ST_FILE_MOVE, error);
+	PixStmt *st = pix_store_stmt(s, ST_FILE_MOVE, error);
 	if (st == NULL)
 		return FALSE;
 	g_assert(item->dir->id > 0 && item->row_id > 0);
-	sqlite3_bind_int64(st, 1, item->row_id);
-	sqlite3_bind_int64(st, 2, item->dir->id);
+	pix_db_bind_int64(st, 1, item->row_id);
+	pix_db_bind_int64(st, 2, item->dir->id);
 	pix_store_bind_path(st, 3, item->name);
-	sqlite3_bind_int64(st, 4, (gint64)item->old_st.dev);
-	sqlite3_bind_int64(st, 5, (gint64)item->old_st.ino);
+	pix_db_bind_int64(st, 4, (gint64)item->old_st.dev);
+	pix_db_bind_int64(st, 5, (gint64)item->old_st.ino);
 	if (!pix_store_step_done(s, st, "cannot move a file", error))
 		return FALSE;
-	if (sqlite3_changes(s->db) == 0) {
+	if (pix_db_changes(s->db) == 0) {
 		/* a copy of it, found by its MD5, took the row over meanwhile:
 		 * this file is new, its content known, its metadata read next
 		 * scan (recheck) */
@@ -1152,24 +1197,24 @@ static gboolean put_move(PixStore *s, PixItem *item, GError **error)
 	st = pix_store_stmt(s, ST_FILE_UPDATE_STAT, error);
 	if (st == NULL)
 		return FALSE;
-	sqlite3_bind_int64(st, 1, item->row_id);
+	pix_db_bind_int64(st, 1, item->row_id);
 	bind_stat(st, 2, &item->st);
 	return pix_store_step_done(s, st, "cannot move a file", error);
 }
 
 static gboolean put_missing(PixStore *s, PixItem *item, GError **error)
 {
-	sqlite3_stmt *st = pix_store_stmt(s, ST_FILE_MISSING, error);
+	PixStmt *st = pix_store_stmt(s, ST_FILE_MISSING, error);
 	if (st == NULL)
 		return FALSE;
 	g_assert(item->dir->id > 0);
-	sqlite3_bind_int64(st, 1, item->row_id);
-	sqlite3_bind_int64(st, 2, s->now_s);
-	sqlite3_bind_int64(st, 3, item->dir->id);
+	pix_db_bind_int64(st, 1, item->row_id);
+	pix_db_bind_int64(st, 2, s->now_s);
+	pix_db_bind_int64(st, 3, item->dir->id);
 	pix_store_bind_path(st, 4, item->name);
 	if (!pix_store_step_done(s, st, "cannot mark a file missing", error))
 		return FALSE;
-	if (sqlite3_changes(s->db) == 0)
+	if (pix_db_changes(s->db) == 0)
 		return TRUE;
 	count(s, PIX_N_MISSING, 1);
 	return put_change(s, item->row_id, "missing", item, NULL, NULL, error);
@@ -1214,19 +1259,19 @@ static gboolean put_verify(PixStore *s, PixItem *item, GError **error)
 		         ? "ctime unchanged too, so not by a write through the file system: bit rot?"
 		         : "ctime changed: edited with its times put back?");
 	}
-	sqlite3_stmt *st = pix_store_stmt(s, ST_FILE_VERIFY, error);
+	PixStmt *st = pix_store_stmt(s, ST_FILE_VERIFY, error);
 	if (st == NULL)
 		return FALSE;
-	sqlite3_bind_int64(st, 1, item->row_id);
-	sqlite3_bind_int64(st, 2, s->now_s);
-	sqlite3_bind_text(st, 3, state, -1, SQLITE_STATIC);
+	pix_db_bind_int64(st, 1, item->row_id);
+	pix_db_bind_int64(st, 2, s->now_s);
+	pix_db_bind_text(st, 3, state, -1, SQLITE_STATIC);
 	if (strcmp(state, "mismatch") == 0)
-		sqlite3_bind_blob(st, 4, item->md5, 16, SQLITE_STATIC);
+		pix_db_bind_blob(st, 4, item->md5, 16, SQLITE_STATIC);
 	pix_store_bind_text_or_null(st, 5, item->error);
-	sqlite3_bind_int64(st, 6, (gint64)item->old_st.dev);
-	sqlite3_bind_int64(st, 7, (gint64)item->old_st.ino);
-	sqlite3_bind_int64(st, 8, item->old_st.size_bytes);
-	sqlite3_bind_int64(st, 9, item->old_st.mtime_ns);
+	pix_db_bind_int64(st, 6, (gint64)item->old_st.dev);
+	pix_db_bind_int64(st, 7, (gint64)item->old_st.ino);
+	pix_db_bind_int64(st, 8, item->old_st.size_bytes);
+	pix_db_bind_int64(st, 9, item->old_st.mtime_ns);
 	return pix_store_step_done(s, st, "cannot record a verification", error);
 }
 
@@ -1490,7 +1535,7 @@ gboolean pix_store_forget(PixStore *s, gint64 volume_id, gboolean is_dry_run, gi
 	                   " WHERE d.volume_id = ?1",
 	              what, error, 1, volume_id))
 		goto fail;
-	*n_files = sqlite3_changes(s->db);
+	*n_files = pix_db_changes(s->db);
 	/* each one's last word in the change log, then the rows */
 	if (!run_ints(s, "INSERT INTO changes (file_id, at, kind, old_path, old_md5, old_size)"
 	              " SELECT i.id, ?1, 'forgotten', i.path, f.md5, f.size FROM forget_ids x"
@@ -1516,7 +1561,7 @@ gboolean pix_store_forget(PixStore *s, gint64 volume_id, gboolean is_dry_run, gi
 			              " AND NOT EXISTS (SELECT 1 FROM files WHERE dir_id = dirs.id)"
 			              " AND NOT EXISTS (SELECT 1 FROM dirs c WHERE c.parent_id = dirs.id)", what, error))
 				goto fail;
-		} while (sqlite3_changes(s->db) > 0);
+		} while (pix_db_changes(s->db) > 0);
 	}
 	if (is_dry_run) {
 		rollback_batch(s);

@@ -18,7 +18,7 @@
  *  1. Only a writer holding the lock file's flock writes; it holds the lock
  *     from pix_store_open() to pix_store_free().
  *  2. in_batch is TRUE exactly when a BEGIN IMMEDIATE is open on the writer
- *     (sqlite3_get_autocommit() is 0), and a reader never opens a
+ *     (pix_db_get_autocommit() is 0), and a reader never opens a
  *     transaction; a failed statement inside it rolls the whole batch back,
  *     so the catalog only ever holds whole batches.  (A migration's own
  *     transaction, invariant 4, opens and closes inside pix_store_open().
@@ -64,6 +64,7 @@
 /* From the generated build/schema.c: the migrations in order. */
 extern const char *const pix_schema_sql[];
 extern const int pix_schema_count;
+extern const int pix_schema_pg_count;
 
 G_DEFINE_QUARK(pix-store-error-quark, pix_store_error)
 
@@ -102,12 +103,12 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		" WHERE id = ?1 AND media IN ('image', 'raw', 'video')",
 	/* what was lent is taken back ... */
 	[ST_SIDECAR_UNLEND] =
-		"UPDATE meta SET date_taken = CASE WHEN lent & 1 THEN NULL ELSE date_taken END,"
-		" date_tz = CASE WHEN lent & 1 THEN NULL ELSE date_tz END,"
-		" date_source = CASE WHEN lent & 1 THEN NULL ELSE date_source END,"
-		" gps_lat = CASE WHEN lent & 2 THEN NULL ELSE gps_lat END,"
-		" gps_lon = CASE WHEN lent & 2 THEN NULL ELSE gps_lon END,"
-		" gps_alt_m = CASE WHEN lent & 2 THEN NULL ELSE gps_alt_m END, lent = 0"
+		"UPDATE meta SET date_taken = CASE WHEN lent & 1 <> 0 THEN NULL ELSE date_taken END,"
+		" date_tz = CASE WHEN lent & 1 <> 0 THEN NULL ELSE date_tz END,"
+		" date_source = CASE WHEN lent & 1 <> 0 THEN NULL ELSE date_source END,"
+		" gps_lat = CASE WHEN lent & 2 <> 0 THEN NULL ELSE gps_lat END,"
+		" gps_lon = CASE WHEN lent & 2 <> 0 THEN NULL ELSE gps_lon END,"
+		" gps_alt_m = CASE WHEN lent & 2 <> 0 THEN NULL ELSE gps_alt_m END, lent = 0"
 		" WHERE file_id = ?1 AND lent <> 0",
 	[ST_SIDECAR_META_ROW] =
 		"INSERT OR IGNORE INTO meta (file_id) SELECT id FROM files WHERE id = ?1 AND sidecar_id IS NOT NULL",
@@ -115,8 +116,9 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	 * no date (bit 1) or no position (bit 2) of its own */
 	[ST_SIDECAR_LEND] =
 		"UPDATE meta SET"
-		" lent = (meta.date_taken IS NULL AND x.date_taken IS NOT NULL)"
-		"  | ((meta.gps_lat IS NULL AND meta.gps_lon IS NULL AND x.gps_lat IS NOT NULL AND x.gps_lon IS NOT NULL) << 1),"
+		" lent = CASE WHEN meta.date_taken IS NULL AND x.date_taken IS NOT NULL THEN 1 ELSE 0 END"
+		"  | CASE WHEN meta.gps_lat IS NULL AND meta.gps_lon IS NULL AND x.gps_lat IS NOT NULL"
+		"  AND x.gps_lon IS NOT NULL THEN 2 ELSE 0 END,"
 		" date_taken = coalesce(meta.date_taken, x.date_taken),"
 		" date_tz = CASE WHEN meta.date_taken IS NULL THEN x.date_tz ELSE meta.date_tz END,"
 		" date_source = CASE WHEN meta.date_taken IS NULL AND x.date_taken IS NOT NULL"
@@ -134,16 +136,16 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		" listed_scan_id, volume_id, rel_path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14)"
 		/* what a listing that failed does not know, the row keeps; a
 		 * directory --quick did not list keeps the run that did */
-		" ON CONFLICT (volume_id, rel_path) DO UPDATE SET parent_id = coalesce(?1, parent_id), path = ?2,"
-		" dev = coalesce(?3, dev), ino = coalesce(?4, ino), mtime_ns = coalesce(?5, mtime_ns),"
-		" ctime_ns = coalesce(?6, ctime_ns), state = ?7, error = ?8, scanned_at = ?9,"
-		" fsid = coalesce(?10, fsid), listed_scan_id = CASE WHEN ?12 THEN listed_scan_id ELSE ?11 END"
+		" ON CONFLICT (volume_id, rel_path) DO UPDATE SET parent_id = coalesce(?1, dirs.parent_id), path = ?2,"
+		" dev = coalesce(?3, dirs.dev), ino = coalesce(?4, dirs.ino), mtime_ns = coalesce(?5, dirs.mtime_ns),"
+		" ctime_ns = coalesce(?6, dirs.ctime_ns), state = ?7, error = ?8, scanned_at = ?9,"
+		" fsid = coalesce(?10, dirs.fsid), listed_scan_id = CASE WHEN ?12 THEN dirs.listed_scan_id ELSE ?11 END"
 		" RETURNING id",
 	[ST_DIR_MISSING] = "UPDATE dirs SET state = 'missing' WHERE id = ?1",
 	[ST_FILE_INSERT] =
-		"INSERT INTO files (dir_id, name, dev, ino, mode, size, mtime_ns, ctime_ns, md5,"
+		"INSERT INTO files (id, dir_id, name, dev, ino, mode, size, mtime_ns, ctime_ns, md5,"
 		" mime, media, state, error, recheck, first_seen_at, changed_at, hashed_at)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, ?16)",
+		" VALUES (?17, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, ?16)",
 	[ST_FILE_UPDATE_CONTENT] =
 		"UPDATE files SET dev = ?2, ino = ?3, mode = ?4, size = ?5, mtime_ns = ?6, ctime_ns = ?7,"
 		" md5 = ?8, mime = ?9, media = ?10, state = ?11, error = ?12, recheck = ?13,"
@@ -213,20 +215,75 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	/* files present, and of those the ones a scan must read again:
 	 * flagged for a recheck, or regular files never read */
 	[ST_DIR_FILE_COUNTS] =
-		"SELECT count(*), coalesce(sum(recheck <> 0 OR (md5 IS NULL AND (mode & 61440) = 32768)), 0)"
+		"SELECT count(*), coalesce(sum(CASE WHEN recheck <> 0 OR (md5 IS NULL AND (mode & 61440) = 32768)"
+		" THEN 1 ELSE 0 END), 0)"
 		" FROM files WHERE dir_id = ?1 AND state <> 'missing'",
 	[ST_SUBDIRS] = "SELECT path FROM dirs WHERE parent_id = ?1 AND state <> 'missing'",
 	[ST_VOLUME_FIND] = "SELECT id FROM volumes WHERE kind = ?1 AND ident = ?2",
 	[ST_VOLUME_INSERT] =
 		"INSERT INTO volumes (kind, ident, uuid, label, fstype, source, mount_point, mount_root, dev,"
-		" is_online, first_seen_at, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10)",
+		" is_online, first_seen_at, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10)"
+		" RETURNING id",
+};
+
+/*
+ * The statements PostgreSQL says differently (db.h: the rest is turned
+ * into its dialect as it is).  Names and paths are bytea there, every
+ * one of them: no SAME_TYPE, and no replace() (a name's stem is cut in
+ * its 'escape' text, where no byte but '.' itself is a '.').  Integers
+ * are no booleans there.  A parameter that only PostgreSQL's statement
+ * has is bound on SQLite too, where it is out of range and ignored.
+ */
+#define PG_STEM(n) "decode(regexp_replace(encode(" n ", 'escape'), '[^.]*$', ''), 'escape')"
+static const char *const statement_pg[N_STATEMENTS] = {
+	[ST_SIDECAR_LINK] =
+		"UPDATE files SET sidecar_id = (SELECT x.id FROM files x"
+		"  WHERE x.dir_id = files.dir_id AND x.media = 'sidecar' AND x.state <> 'missing'"
+		"  AND x.name IN (files.name || '.xmp'::bytea, files.name || '.XMP'::bytea,"
+		"   CASE WHEN position('.'::bytea IN substring(files.name FROM 2)) > 0"
+		"   THEN " PG_STEM("files.name") " || 'xmp'::bytea END,"
+		"   CASE WHEN position('.'::bytea IN substring(files.name FROM 2)) > 0"
+		"   THEN " PG_STEM("files.name") " || 'XMP'::bytea END)"
+		"  ORDER BY length(x.name) DESC, x.id LIMIT 1)"
+		" WHERE id = ?1 AND media IN ('image', 'raw', 'video')",
+	[ST_META_REPLACE] =
+		"INSERT INTO meta (file_id, date_taken, date_tz, date_source, make, model, lens,"
+		" exposure_s, fnumber, iso, focal_mm, orientation, width, height, gps_lat, gps_lon,"
+		" gps_alt_m, duration_s, osdb_hash, aperture, exposure_program, metering_mode, flash, gps_time,"
+		" gps_direction, gps_direction_ref, description)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
+		" ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
+		" ON CONFLICT (file_id) DO UPDATE SET date_taken = EXCLUDED.date_taken, date_tz = EXCLUDED.date_tz,"
+		" date_source = EXCLUDED.date_source, make = EXCLUDED.make, model = EXCLUDED.model,"
+		" lens = EXCLUDED.lens, exposure_s = EXCLUDED.exposure_s, fnumber = EXCLUDED.fnumber,"
+		" iso = EXCLUDED.iso, focal_mm = EXCLUDED.focal_mm, orientation = EXCLUDED.orientation,"
+		" width = EXCLUDED.width, height = EXCLUDED.height, gps_lat = EXCLUDED.gps_lat,"
+		" gps_lon = EXCLUDED.gps_lon, gps_alt_m = EXCLUDED.gps_alt_m, duration_s = EXCLUDED.duration_s,"
+		" osdb_hash = EXCLUDED.osdb_hash, aperture = EXCLUDED.aperture,"
+		" exposure_program = EXCLUDED.exposure_program, metering_mode = EXCLUDED.metering_mode,"
+		" flash = EXCLUDED.flash, gps_time = EXCLUDED.gps_time, gps_direction = EXCLUDED.gps_direction,"
+		" gps_direction_ref = EXCLUDED.gps_direction_ref, description = EXCLUDED.description, lent = 0",
+	[ST_VOLUME_INSERT] =
+		"INSERT INTO volumes (kind, ident, uuid, label, fstype, source, mount_point, mount_root, dev,"
+		" is_online, first_seen_at, last_seen_at, host)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10, ?11) RETURNING id",
+	/* sequence numbers are given at commit, under one lock for all
+	 * writers, so they become visible in their order (issue 18): a
+	 * reader that has seen N never later finds an N - 1 */
+	[ST_SEQ_LOCK] = "SELECT pg_advisory_xact_lock(" G_STRINGIFY(PIX_PG_LOCK_SEQ) ")",
+	[ST_SEQ_ASSIGN] =
+		"UPDATE changes c SET seq = n.base + n.r FROM (SELECT id, row_number() OVER (ORDER BY id) AS r,"
+		" (SELECT coalesce(max(seq), 0) FROM changes) AS base FROM changes WHERE seq IS NULL) n"
+		" WHERE c.id = n.id",
+	[ST_SEQ_NOTIFY] = "SELECT pg_notify('photoidx_changes', (SELECT coalesce(max(seq), 0) FROM changes)::text)",
 };
 
 
 gboolean pix_store_check(PixStore *s)
 {
-	return s != NULL && s->db != NULL && (s->mode == PIX_STORE_WRITE) == (s->lock_fd >= 0) &&
-	       (!s->in_batch || s->mode == PIX_STORE_WRITE) && s->in_batch == !sqlite3_get_autocommit(s->db);
+	return s != NULL && s->db != NULL &&
+	       (pix_db_is_pg(s->db) ? s->lock_fd < 0 : (s->mode == PIX_STORE_WRITE) == (s->lock_fd >= 0)) &&
+	       (!s->in_batch || s->mode == PIX_STORE_WRITE) && s->in_batch == !pix_db_get_autocommit(s->db);
 }
 
 int pix_store_schema_version(void)
@@ -259,7 +316,8 @@ void pix_store_sqlite_error(GError **error, PixStore *s, int rc, const char *wha
 		code = PIX_STORE_ERROR_FULL;
 		break;
 	case SQLITE_IOERR:
-		code = pix_store_is_full_errno(sqlite3_system_errno(s->db)) ? PIX_STORE_ERROR_FULL : PIX_STORE_ERROR_FAILED;
+		code = s->db->lite != NULL && pix_store_is_full_errno(sqlite3_system_errno(s->db->lite))
+		       ? PIX_STORE_ERROR_FULL : PIX_STORE_ERROR_FAILED;
 		break;
 	case SQLITE_CORRUPT:
 	case SQLITE_NOTADB:
@@ -271,10 +329,10 @@ void pix_store_sqlite_error(GError **error, PixStore *s, int rc, const char *wha
 	default:
 		code = PIX_STORE_ERROR_FAILED;
 	}
-	g_autofree char *q = pix_quote(s->path);
-	const char *msg = code == PIX_STORE_ERROR_FULL ? "the disk is full" : sqlite3_errmsg(s->db);
+	const char *q = s->display;
+	const char *msg = code == PIX_STORE_ERROR_FULL ? "the disk is full" : pix_db_errmsg(s->db);
 	/* what to do about it, in one sentence */
-	const char *hint = code == PIX_STORE_ERROR_CORRUPT
+	const char *hint = code == PIX_STORE_ERROR_CORRUPT && !pix_db_is_pg(s->db)
 	                   ? "; the catalog is damaged: restore it from a backup, or move it aside and scan again"
 	                     " ('sqlite3 CATALOG .recover' saves what it can)" : "";
 	g_set_error(error, PIX_STORE_ERROR, code, "catalog '%s': %s: %s%s", q, what, msg, hint);
@@ -283,7 +341,7 @@ void pix_store_sqlite_error(GError **error, PixStore *s, int rc, const char *wha
 /* Runs SQL text without parameters (schema, pragmas). */
 gboolean pix_store_exec(PixStore *s, const char *sql, const char *what, GError **error)
 {
-	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	int rc = pix_db_exec(s->db, sql);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, what);
 		return FALSE;
@@ -293,58 +351,68 @@ gboolean pix_store_exec(PixStore *s, const char *sql, const char *what, GError *
 
 gboolean pix_store_pragma_int(PixStore *s, const char *pragma, gint64 *out, GError **error)
 {
-	g_autoptr(sqlite3_stmt) st = NULL;
+	g_autoptr(PixStmt) st = NULL;
 	g_autofree char *sql = g_strdup_printf("PRAGMA %s", pragma);
-	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	int rc = pix_db_prepare(s->db, sql, &st);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
+		rc = pix_db_step(st);
 	if (rc != SQLITE_ROW) {
 		pix_store_sqlite_error(error, s, rc, "cannot read its header");
 		return FALSE;
 	}
-	*out = sqlite3_column_int64(st, 0);
+	*out = pix_db_column_int64(st, 0);
 	return TRUE;
 }
 
 /* The prepared statement `id`, reset and with cleared bindings. */
-sqlite3_stmt *pix_store_stmt(PixStore *s, StatementId id, GError **error)
+PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error)
 {
 	if (s->stmts[id] == NULL) {
-		int rc = sqlite3_prepare_v3(s->db, statement_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
-		                            &s->stmts[id], NULL);
+		const char *sql = pix_db_is_pg(s->db) && statement_pg[id] != NULL ? statement_pg[id] : statement_sql[id];
+		int rc;
+		if (s->db->lite != NULL) {
+			sqlite3_stmt *lite = NULL;
+			rc = sqlite3_prepare_v3(s->db->lite, sql, -1, SQLITE_PREPARE_PERSISTENT, &lite, NULL);
+			if (rc == SQLITE_OK) {
+				s->stmts[id] = g_new0(PixStmt, 1);
+				s->stmts[id]->lite = lite;
+			}
+		} else {
+			rc = pix_db_prepare(s->db, sql, &s->stmts[id]);
+		}
 		if (rc != SQLITE_OK) {
 			pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
 			return NULL;
 		}
 	}
-	sqlite3_reset(s->stmts[id]);
-	sqlite3_clear_bindings(s->stmts[id]);
+	pix_db_reset(s->stmts[id]);
+	pix_db_clear_bindings(s->stmts[id]);
 	return s->stmts[id];
 }
 
 /* Binds path bytes: TEXT when valid UTF-8, BLOB otherwise (schema rule). */
-void pix_store_bind_path(sqlite3_stmt *st, int i, const char *bytes)
+void pix_store_bind_path(PixStmt *st, int i, const char *bytes)
 {
 	gsize len = strlen(bytes);
 	if (g_utf8_validate(bytes, (gssize)len, NULL))
-		sqlite3_bind_text(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+		pix_db_bind_text(st, i, bytes, (int)len, SQLITE_TRANSIENT);
 	else
-		sqlite3_bind_blob(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+		pix_db_bind_blob(st, i, bytes, (int)len, SQLITE_TRANSIENT);
 }
 
 /* Binds a path as both types, for range queries over mixed columns. */
-void pix_store_bind_path_as(sqlite3_stmt *st, int i, const char *bytes, gsize len, gboolean is_blob)
+void pix_store_bind_path_as(PixStmt *st, int i, const char *bytes, gsize len, gboolean is_blob)
 {
 	if (is_blob)
-		sqlite3_bind_blob(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+		pix_db_bind_blob(st, i, bytes, (int)len, SQLITE_TRANSIENT);
 	else
-		sqlite3_bind_text(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+		pix_db_bind_text(st, i, bytes, (int)len, SQLITE_TRANSIENT);
 }
 
 /* Binds the four bounds of "a path below `path`" from parameter `first`:
  * after "path/" and before "path0" ('0' follows '/'), as text (?first,
  * ?first+1) and as blob (?first+2, ?first+3), for columns of both types. */
-void pix_store_bind_below(sqlite3_stmt *st, int first, const char *path)
+void pix_store_bind_below(PixStmt *st, int first, const char *path)
 {
 	g_autofree char *lo = g_strconcat(path, strcmp(path, "/") == 0 ? "" : "/", NULL);
 	g_autofree char *hi = g_strdup(lo);
@@ -357,42 +425,42 @@ void pix_store_bind_below(sqlite3_stmt *st, int first, const char *path)
 	pix_store_bind_path_as(st, first + 3, hi, len, TRUE);
 }
 
-void pix_store_bind_text_or_null(sqlite3_stmt *st, int i, const char *text)
+void pix_store_bind_text_or_null(PixStmt *st, int i, const char *text)
 {
 	if (text != NULL)
-		sqlite3_bind_text(st, i, text, -1, SQLITE_TRANSIENT);
+		pix_db_bind_text(st, i, text, -1, SQLITE_TRANSIENT);
 	else
-		sqlite3_bind_null(st, i);
+		pix_db_bind_null(st, i);
 }
 
-void pix_store_bind_double_or_null(sqlite3_stmt *st, int i, double v)
+void pix_store_bind_double_or_null(PixStmt *st, int i, double v)
 {
 	if (!isnan(v))
-		sqlite3_bind_double(st, i, v);
+		pix_db_bind_double(st, i, v);
 	else
-		sqlite3_bind_null(st, i);
+		pix_db_bind_null(st, i);
 }
 
-void pix_store_bind_int_or_null(sqlite3_stmt *st, int i, gint64 v)
+void pix_store_bind_int_or_null(PixStmt *st, int i, gint64 v)
 {
 	if (v >= 0)
-		sqlite3_bind_int64(st, i, v);
+		pix_db_bind_int64(st, i, v);
 	else
-		sqlite3_bind_null(st, i);
+		pix_db_bind_null(st, i);
 }
 
-char *pix_store_column_bytes(sqlite3_stmt *st, int i)
+char *pix_store_column_bytes(PixStmt *st, int i)
 {
-	const void *p = sqlite3_column_blob(st, i);
-	int n = sqlite3_column_bytes(st, i);
+	const void *p = pix_db_column_blob(st, i);
+	int n = pix_db_column_bytes(st, i);
 	return g_strndup(p != NULL ? p : "", (gsize)n);
 }
 
 /* Steps a statement that returns no rows (or whose rows are ignored). */
-gboolean pix_store_step_done(PixStore *s, sqlite3_stmt *st, const char *what, GError **error)
+gboolean pix_store_step_done(PixStore *s, PixStmt *st, const char *what, GError **error)
 {
 	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	while ((rc = pix_db_step(st)) == SQLITE_ROW)
 		;
 	if (rc != SQLITE_DONE) {
 		pix_store_sqlite_error(error, s, rc, what);
@@ -432,6 +500,8 @@ PixFileState pix_store_state_from(const unsigned char *text)
 char **pix_store_companion_paths(const char *path)
 {
 	char **out = g_new0(char *, 6);
+	if (pix_db_is_pg_uri(path))
+		return out;     /* nothing beside it on this host */
 	out[0] = g_strdup(path);
 	out[1] = g_strconcat(path, "-wal", NULL);
 	out[2] = g_strconcat(path, "-shm", NULL);
@@ -481,7 +551,7 @@ static gboolean create_catalog(const char *path, GError **error)
 static gboolean take_lock(PixStore *s, gboolean is_no_wait, GError **error)
 {
 	g_autofree char *lock_path = g_strconcat(s->path, ".lock", NULL);
-	g_autofree char *q = pix_quote(s->path);
+	const char *q = s->display;
 
 	s->lock_fd = create_private(lock_path);
 	if (s->lock_fd < 0 && errno == EEXIST)
@@ -549,7 +619,7 @@ static gboolean reserve_room(PixStore *s, GError **error)
 	int err = errno;
 	if (!pix_store_is_full_errno(err))
 		return TRUE;    /* no fallocate here: the end record takes its chance */
-	g_autofree char *q = pix_quote(s->path);
+	const char *q = s->display;
 	g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_FULL, "cannot reserve room for catalog '%s': %s", q,
 	            pix_store_errno_text(err));
 	return FALSE;
@@ -570,17 +640,17 @@ gboolean pix_store_release_room(PixStore *s)
 static gboolean check_identity(PixStore *s, gint64 *version, GError **error)
 {
 	gint64 app_id, n_objects = 0;
-	g_autofree char *q = pix_quote(s->path);
+	const char *q = s->display;
 
 	if (!pix_store_pragma_int(s, "application_id", &app_id, error) || !pix_store_pragma_int(s, "user_version", version, error))
 		return FALSE;
 	if (*version == 0 && app_id == 0) {
-		g_autoptr(sqlite3_stmt) st = NULL;
-		int rc = sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_schema", -1, &st, NULL);
-		if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-			n_objects = sqlite3_column_int64(st, 0);
+		g_autoptr(PixStmt) st = NULL;
+		int rc = pix_db_prepare(s->db, "SELECT count(*) FROM sqlite_schema", &st);
+		if (rc == SQLITE_OK && pix_db_step(st) == SQLITE_ROW)
+			n_objects = pix_db_column_int64(st, 0);
 		else {
-			pix_store_sqlite_error(error, s, rc == SQLITE_OK ? sqlite3_errcode(s->db) : rc, "cannot read its schema");
+			pix_store_sqlite_error(error, s, rc == SQLITE_OK ? pix_db_errcode(s->db) : rc, "cannot read its schema");
 			return FALSE;
 		}
 	}
@@ -615,7 +685,7 @@ static gboolean migrate(PixStore *s, gint64 version, GError **error)
 			return FALSE;
 		if (!pix_store_exec(s, pix_schema_sql[v - 1], what, error) || !pix_store_exec(s, bump, what, error) ||
 		    !pix_store_exec(s, "COMMIT", what, error)) {
-			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			pix_db_exec(s->db, "ROLLBACK");
 			return FALSE;
 		}
 	}
@@ -633,6 +703,8 @@ static gboolean migrate(PixStore *s, gint64 version, GError **error)
  */
 gboolean pix_store_ensure_md5_index(PixStore *s, GError **error)
 {
+	if (pix_db_is_pg(s->db))
+		return TRUE;    /* always there: PostgreSQL's first import keeps it */
 	return pix_store_exec(s, "CREATE INDEX IF NOT EXISTS files_by_md5 ON files (md5)", "cannot index it by MD5", error);
 }
 
@@ -640,17 +712,17 @@ gboolean pix_store_ensure_md5_index(PixStore *s, GError **error)
  * half-written batch. */
 static gboolean set_wal(PixStore *s, GError **error)
 {
-	g_autoptr(sqlite3_stmt) st = NULL;
-	int rc = sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
+	g_autoptr(PixStmt) st = NULL;
+	int rc = pix_db_prepare(s->db, "PRAGMA journal_mode = WAL", &st);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
+		rc = pix_db_step(st);
 	if (rc != SQLITE_ROW) {
 		pix_store_sqlite_error(error, s, rc, "cannot switch it to WAL mode");
 		return FALSE;
 	}
-	const char *mode = (const char *)sqlite3_column_text(st, 0);
+	const char *mode = (const char *)pix_db_column_text(st, 0);
 	if (mode == NULL || g_ascii_strcasecmp(mode, "wal") != 0) {
-		g_autofree char *q = pix_quote(s->path);
+		const char *q = s->display;
 		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
 		            "catalog '%s': cannot use WAL mode on this file system", q);
 		return FALSE;
@@ -686,53 +758,48 @@ static gboolean ensure_parent_dir(const char *path, GError **error)
 	return TRUE;
 }
 
-PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wait, GError **error)
+/* A SQLite catalog: the file at s->path. */
+static gboolean open_sqlite(PixStore *s, gboolean is_no_wait, gint64 *version, GError **error)
 {
-	g_autoptr(PixStore) s = g_new0(PixStore, 1);
-	g_autofree char *q = pix_quote(path);
-	gint64 version;
+	const char *path = s->path, *q = s->display;
 	int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
 
-	s->path = g_strdup(path);
-	s->mode = mode;
-	s->lock_fd = -1;
 	/* before anything is made beside it (the lock file) */
 	if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
 		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN, "'%s' is a directory, not a catalog file", q);
-		return NULL;
+		return FALSE;
 	}
-	if (mode == PIX_STORE_READ && !g_file_test(path, G_FILE_TEST_EXISTS)) {
+	if (s->mode == PIX_STORE_READ && !g_file_test(path, G_FILE_TEST_EXISTS)) {
 		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
 		            "there is no catalog '%s' yet: 'photoidx scan PATH' makes it", q);
-		return NULL;
+		return FALSE;
 	}
-	s->volume_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	s->unknown_devs = g_hash_table_new(g_direct_hash, g_direct_equal);
-
-	if (mode == PIX_STORE_WRITE) {
+	if (s->mode == PIX_STORE_WRITE) {
 		if (!ensure_parent_dir(path, error) || !take_lock(s, is_no_wait, error) || !reserve_room(s, error) ||
 		    !create_catalog(path, error))
-			return NULL;
+			return FALSE;
 		flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 	} else {
 		flags |= SQLITE_OPEN_READONLY;
 	}
 	configure_sqlite();
-	int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
-	if (rc != SQLITE_OK) {
-		if (s->db == NULL) {
-			g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN, "cannot open catalog '%s'", q);
-			return NULL;
-		}
-		pix_store_sqlite_error(error, s, rc, "cannot open it");
-		return NULL;
+	sqlite3 *lite = NULL;
+	int rc = sqlite3_open_v2(path, &lite, flags, NULL);
+	if (lite == NULL) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN, "cannot open catalog '%s'", q);
+		return FALSE;
 	}
-	sqlite3_busy_timeout(s->db, 60000);
-	if (!check_identity(s, &version, error))
-		return NULL;
-	if (mode == PIX_STORE_WRITE) {
+	s->db = pix_db_wrap_sqlite(lite);
+	if (rc != SQLITE_OK) {
+		pix_store_sqlite_error(error, s, rc, "cannot open it");
+		return FALSE;
+	}
+	sqlite3_busy_timeout(lite, 60000);
+	if (!check_identity(s, version, error))
+		return FALSE;
+	if (s->mode == PIX_STORE_WRITE) {
 		if (!set_wal(s, error))
-			return NULL;
+			return FALSE;
 		/* 16 MiB of page cache: the MD5 and inode indexes take inserts at
 		 * random places, and a 2 MiB cache misses on nearly every one.
 		 * The schema's CHECKs (state IN (...), kind IN (...)) are not
@@ -744,14 +811,38 @@ PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wai
 		 * writer (the sqlite3 shell), and the migrations, which run before. */
 		if (!pix_store_exec(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384;",
 		              "cannot set it up", error) ||
-		    !migrate(s, version, error) || !pix_store_ensure_md5_index(s, error) ||
+		    !migrate(s, *version, error) || !pix_store_ensure_md5_index(s, error) ||
 		    !pix_store_exec(s, "PRAGMA ignore_check_constraints = ON", "cannot set it up", error))
-			return NULL;
-	} else if (version == 0) {
+			return FALSE;
+		*version = pix_schema_count;
+	}
+	return TRUE;
+}
+
+PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wait, GError **error)
+{
+	g_autoptr(PixStore) s = g_new0(PixStore, 1);
+	gint64 version = 0;
+	gboolean is_pg = pix_db_is_pg_uri(path);
+
+	s->path = g_strdup(path);
+	s->display = is_pg ? pix_store_pg_display(path) : pix_quote(path);
+	s->host = g_strdup(g_getenv("PHOTOIDX_HOST") != NULL && *g_getenv("PHOTOIDX_HOST") ? g_getenv("PHOTOIDX_HOST")
+	                                                                                  : g_get_host_name());
+	s->mode = mode;
+	s->is_no_wait = is_no_wait;
+	s->lock_fd = -1;
+	s->volume_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	s->unknown_devs = g_hash_table_new(g_direct_hash, g_direct_equal);
+	if (!(is_pg ? pix_store_open_pg(s, &version, error) : open_sqlite(s, is_no_wait, &version, error)))
+		return NULL;
+	int current = is_pg ? pix_schema_pg_count : pix_schema_count;
+	const char *q = s->display;
+	if (version == 0) {
 		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
 		            "catalog '%s' is empty (its first scan has not set it up): 'photoidx scan PATH' makes it", q);
 		return NULL;
-	} else if (version < pix_schema_count) {
+	} else if (version < current) {
 		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
 		            "catalog '%s' has schema version %" G_GINT64_FORMAT
 		            "; run 'photoidx scan' once to upgrade it", q, version);
@@ -766,11 +857,10 @@ void pix_store_free(PixStore *s)
 	if (s == NULL)
 		return;
 	if (s->in_batch)
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		pix_db_exec(s->db, "ROLLBACK");
 	for (int i = 0; i < N_STATEMENTS; i++)
-		sqlite3_finalize(s->stmts[i]);
-	if (s->db != NULL)
-		sqlite3_close_v2(s->db);
+		pix_db_finalize(s->stmts[i]);
+	pix_db_close(s->db);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	g_strfreev(s->roots);
@@ -781,11 +871,13 @@ void pix_store_free(PixStore *s)
 	g_clear_pointer(&s->volume_ids, g_hash_table_destroy);
 	g_clear_pointer(&s->unknown_devs, g_hash_table_destroy);
 	g_free(s->path);
+	g_free(s->display);
+	g_free(s->host);
 	g_free(s);
 }
 
 
-sqlite3 *pix_store_sqlite(PixStore *s)
+PixDb *pix_store_db(PixStore *s)
 {
 	return s->db;
 }

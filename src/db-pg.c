@@ -1,0 +1,736 @@
+/*
+ * db-pg.c: db.h's calls on PostgreSQL, through libpq.
+ *
+ * The connection stays in libpq's pipeline mode.  Each statement is
+ * prepared (named "pN") and described once, in one round trip, so that
+ * binds know each parameter's type (a path bound as text goes as bytea
+ * where the column is bytea, an integer as 't'/'f' where it is boolean).
+ * A step sends the statement; a statement that returns no rows, inside a
+ * transaction, is left in the pipeline (at most PENDING_MAX of them), and
+ * every other waits: one round trip (a Sync) collects the results of all
+ * that were sent, in order.  Results come in text format; bytea values
+ * are decoded as a column is read.
+ *
+ * Invariants:
+ *  1. c->expect lists, in order, every command sent since the last Sync
+ *     whose results are still to be read; it is empty after round_trip().
+ *  2. A statement's result set (st->res) is whole: rows are read from
+ *     memory, so other statements may run between two steps, as on
+ *     SQLite.
+ *  3. c->in_tx is the server's transaction state at the last Sync,
+ *     updated for BEGIN, COMMIT and ROLLBACK sent since.
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "db.h"
+
+#include <errno.h>
+#include <libpq-fe.h>
+#include <math.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the type oids of pg_type that results and parameters use */
+#define OID_BOOL 16
+#define OID_BYTEA 17
+#define OID_INT8 20
+#define OID_INT2 21
+#define OID_INT4 23
+#define OID_OID 26
+#define OID_FLOAT4 700
+#define OID_FLOAT8 701
+#define OID_NUMERIC 1700
+
+/* statements left in the pipeline before their results are read: their
+ * results (about 20 bytes each) must fit the socket's buffer while the
+ * client is still sending, or both ends wait on each other */
+#define PENDING_MAX 256
+/* ids taken from a sequence in one round trip */
+#define ID_BLOCK 1024
+
+typedef enum {
+	WANT_PREPARE,
+	WANT_DESCRIBE,
+	WANT_RESULT,            /* a step waits for it */
+	WANT_DEFERRED,          /* a step that did not wait */
+	WANT_NOTHING,           /* DEALLOCATE: its failure is no one's */
+} Want;
+
+typedef struct {
+	Want want;
+	PixPgStmt *st;
+} Expect;
+
+typedef struct {
+	gint64 *ids;
+	guint n, next;
+} IdBlock;
+
+struct PixPgConn {
+	PGconn *conn;
+	GArray *expect;         /* Expect (invariant 1) */
+	GPtrArray *to_close;    /* names of statements finalized, to DEALLOCATE */
+	char *errmsg;
+	char sqlstate[6];
+	gint64 changes;
+	gboolean in_tx;
+	guint next_name;
+	guint n_deferred;
+	GHashTable *blocks;     /* table name -> IdBlock */
+};
+
+struct PixPgStmt {
+	PixPgConn *c;
+	char name[16];
+	char *sql;              /* in PostgreSQL's dialect */
+	int tx_effect;          /* +1 BEGIN, -1 COMMIT/ROLLBACK, 0 other */
+	gboolean is_described;
+	int n_params;
+	Oid *types;             /* n_params */
+	int n_fields;
+	GByteArray **values;    /* n_params; NULL: SQL NULL */
+	int *formats;           /* 1: binary (bytea) */
+	PGresult *res;
+	int row;                /* current row of res */
+	gboolean is_done;       /* executed since the last reset */
+	gboolean has_failed;    /* its own result was an error */
+	GByteArray **decoded;   /* per column of the current row: bytea decoded */
+};
+
+/* --- errors --- */
+
+static void set_error(PixPgConn *c, const char *msg, const char *sqlstate)
+{
+	g_free(c->errmsg);
+	c->errmsg = g_strchomp(g_strdup(msg != NULL && *msg ? msg : "PostgreSQL failed"));
+	g_strlcpy(c->sqlstate, sqlstate != NULL ? sqlstate : "", sizeof c->sqlstate);
+}
+
+static int code_of(const char *sqlstate)
+{
+	if (strcmp(sqlstate, "53100") == 0)
+		return SQLITE_FULL;
+	if (g_str_has_prefix(sqlstate, "23"))
+		return SQLITE_CONSTRAINT;
+	if (strcmp(sqlstate, "XX001") == 0 || strcmp(sqlstate, "XX002") == 0)
+		return SQLITE_CORRUPT;
+	if (strcmp(sqlstate, "40001") == 0 || strcmp(sqlstate, "40P01") == 0 || strcmp(sqlstate, "55P03") == 0)
+		return SQLITE_BUSY;
+	return SQLITE_ERROR;
+}
+
+const char *pix_pg_errmsg(PixPgConn *c)
+{
+	return c->errmsg != NULL ? c->errmsg : "not an error";
+}
+
+int pix_pg_errcode(PixPgConn *c)
+{
+	return c->errmsg == NULL ? SQLITE_OK : code_of(c->sqlstate);
+}
+
+const char *pix_pg_sqlstate(PixPgConn *c)
+{
+	return c->sqlstate;
+}
+
+static int conn_failed(PixPgConn *c)
+{
+	set_error(c, PQerrorMessage(c->conn), "08006");
+	return SQLITE_ERROR;
+}
+
+/* --- the connection --- */
+
+static void id_block_free(gpointer p)
+{
+	IdBlock *b = p;
+	g_free(b->ids);
+	g_free(b);
+}
+
+PixDb *pix_db_open_pg(const char *conninfo, char **message)
+{
+	PGconn *conn = PQconnectdb(conninfo);
+	if (conn == NULL || PQstatus(conn) != CONNECTION_OK) {
+		*message = g_strchomp(g_strdup(conn != NULL ? PQerrorMessage(conn) : "out of memory"));
+		PQfinish(conn);
+		return NULL;
+	}
+	/* quiet NOTICEs (IF NOT EXISTS ...); UTC for any date the server makes */
+	PGresult *r = PQexec(conn, "SET client_min_messages = warning; SET TIME ZONE 'UTC';"
+	                           " SET application_name = 'photoidx'");
+	gboolean is_ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	PQclear(r);
+	if (!is_ok || PQclientEncoding(conn) < 0 || PQsetClientEncoding(conn, "UTF8") != 0 ||
+	    PQenterPipelineMode(conn) != 1) {
+		*message = g_strchomp(g_strdup(PQerrorMessage(conn)));
+		PQfinish(conn);
+		return NULL;
+	}
+	PixPgConn *c = g_new0(PixPgConn, 1);
+	c->conn = conn;
+	c->expect = g_array_new(FALSE, FALSE, sizeof(Expect));
+	c->to_close = g_ptr_array_new_with_free_func(g_free);
+	c->blocks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, id_block_free);
+	PixDb *db = g_new0(PixDb, 1);
+	db->pg = c;
+	return db;
+}
+
+void pix_db_pg_close(PixPgConn *c)
+{
+	PQfinish(c->conn);
+	g_array_free(c->expect, TRUE);
+	g_ptr_array_free(c->to_close, TRUE);
+	g_hash_table_destroy(c->blocks);
+	g_free(c->errmsg);
+	g_free(c);
+}
+
+int pix_pg_in_transaction(PixPgConn *c)
+{
+	return c->in_tx;
+}
+
+gint64 pix_pg_changes(PixPgConn *c);
+
+static void expect(PixPgConn *c, Want want, PixPgStmt *st)
+{
+	Expect e = { want, st };
+	g_array_append_val(c->expect, e);
+}
+
+static void take_result(PixPgConn *c, const Expect *e, PGresult *r, gboolean *has_error)
+{
+	ExecStatusType status = PQresultStatus(r);
+	if (status == PGRES_FATAL_ERROR || status == PGRES_NONFATAL_ERROR || status == PGRES_BAD_RESPONSE) {
+		if (e->want != WANT_NOTHING && !*has_error) {
+			set_error(c, PQresultErrorMessage(r), PQresultErrorField(r, PG_DIAG_SQLSTATE));
+			*has_error = TRUE;
+		}
+		if (e->st != NULL)
+			e->st->has_failed = TRUE;
+		PQclear(r);
+		return;
+	}
+	if (status == PGRES_PIPELINE_ABORTED) {
+		if (e->st != NULL)
+			e->st->has_failed = TRUE;
+		PQclear(r);
+		return;
+	}
+	switch (e->want) {
+	case WANT_DESCRIBE: {
+		PixPgStmt *st = e->st;
+		st->n_params = PQnparams(r);
+		st->types = g_new0(Oid, st->n_params);
+		st->values = g_new0(GByteArray *, st->n_params);
+		st->formats = g_new0(int, st->n_params);
+		for (int i = 0; i < st->n_params; i++) {
+			st->types[i] = PQparamtype(r, i);
+			st->formats[i] = st->types[i] == OID_BYTEA;
+		}
+		st->n_fields = PQnfields(r);
+		st->is_described = TRUE;
+		break;
+	}
+	case WANT_RESULT:
+		c->changes = g_ascii_strtoll(PQcmdTuples(r), NULL, 10);
+		if (e->st != NULL && e->st->res == NULL) {
+			e->st->res = r;
+			return;
+		}
+		break;
+	case WANT_DEFERRED:
+		c->changes = g_ascii_strtoll(PQcmdTuples(r), NULL, 10);
+		break;
+	default:
+		break;
+	}
+	PQclear(r);
+}
+
+/* Sends a Sync and reads every result up to it (invariant 1). */
+static int round_trip(PixPgConn *c)
+{
+	gboolean has_error = FALSE;
+	for (guint i = 0; i < c->to_close->len; i++) {
+		g_autofree char *sql = g_strdup_printf("DEALLOCATE %s", (char *)g_ptr_array_index(c->to_close, i));
+		if (PQsendQueryParams(c->conn, sql, 0, NULL, NULL, NULL, NULL, 0) != 1)
+			return conn_failed(c);
+		expect(c, WANT_NOTHING, NULL);
+	}
+	g_ptr_array_set_size(c->to_close, 0);
+	if (PQpipelineSync(c->conn) != 1) {
+		g_array_set_size(c->expect, 0);
+		return conn_failed(c);
+	}
+	for (guint i = 0; i < c->expect->len; i++) {
+		const Expect *e = &g_array_index(c->expect, Expect, i);
+		PGresult *r;
+		while ((r = PQgetResult(c->conn)) != NULL) {
+			if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+				/* the connection lost results on the way */
+				PQclear(r);
+				g_array_set_size(c->expect, 0);
+				return has_error ? code_of(c->sqlstate) : conn_failed(c);
+			}
+			take_result(c, e, r, &has_error);
+		}
+		if (PQstatus(c->conn) == CONNECTION_BAD) {
+			g_array_set_size(c->expect, 0);
+			return conn_failed(c);
+		}
+	}
+	g_array_set_size(c->expect, 0);
+	c->n_deferred = 0;
+	PGresult *r = PQgetResult(c->conn);
+	gboolean is_synced = r != NULL && PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+	PQclear(r);
+	if (!is_synced)
+		return conn_failed(c);
+	PGTransactionStatusType ts = PQtransactionStatus(c->conn);
+	c->in_tx = ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR;
+	return has_error ? code_of(c->sqlstate) : SQLITE_OK;
+}
+
+gint64 pix_pg_changes(PixPgConn *c)
+{
+	if (c->n_deferred > 0 && round_trip(c) != SQLITE_OK)
+		return -1;
+	return c->changes;
+}
+
+int pix_pg_exec(PixPgConn *c, const char *sql)
+{
+	int rc = c->expect->len > 0 || c->to_close->len > 0 ? round_trip(c) : SQLITE_OK;
+	if (rc != SQLITE_OK)
+		return rc;
+	/* several statements in one text need the simple protocol */
+	if (PQexitPipelineMode(c->conn) != 1)
+		return conn_failed(c);
+	PGresult *r = PQexec(c->conn, sql);
+	ExecStatusType status = PQresultStatus(r);
+	rc = SQLITE_OK;
+	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && status != PGRES_EMPTY_QUERY) {
+		set_error(c, PQresultErrorMessage(r), PQresultErrorField(r, PG_DIAG_SQLSTATE));
+		rc = code_of(c->sqlstate);
+		if (r == NULL)
+			rc = conn_failed(c);
+	} else {
+		c->changes = g_ascii_strtoll(PQcmdTuples(r), NULL, 10);
+	}
+	PQclear(r);
+	PGTransactionStatusType ts = PQtransactionStatus(c->conn);
+	c->in_tx = ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR;
+	if (PQenterPipelineMode(c->conn) != 1)
+		return conn_failed(c);
+	return rc;
+}
+
+/* --- SQL --- */
+
+static char *replace_all(const char *text, const char *pattern, const char *with)
+{
+	g_autoptr(GRegex) re = g_regex_new(pattern, G_REGEX_OPTIMIZE, 0, NULL);
+	g_assert(re != NULL);
+	return g_regex_replace(re, text, -1, 0, with, 0, NULL);
+}
+
+/* SQLite's dialect, as the store writes it, in PostgreSQL's (db.h). */
+static char *translate(const char *sql)
+{
+	g_autofree char *a = replace_all(sql, "^\\s*BEGIN IMMEDIATE", "BEGIN");
+	g_autofree char *b = replace_all(a, "\\bIS NOT \\?([0-9]+)", "IS DISTINCT FROM ?\\1");
+	g_autofree char *d = replace_all(b, "\\bIS \\?([0-9]+)", "IS NOT DISTINCT FROM ?\\1");
+	gboolean is_or_ignore = strstr(d, "INSERT OR IGNORE INTO") != NULL;
+	g_autofree char *e = replace_all(d, "INSERT OR IGNORE INTO", "INSERT INTO");
+	GString *out = g_string_sized_new(strlen(e) + 32);
+	char quote = 0;
+	long n_max = 0;     /* SQLite: a bare ? is one more than the largest number so far */
+	for (const char *p = e; *p; p++) {
+		if (quote != 0) {
+			g_string_append_c(out, *p);
+			if (*p == quote)
+				quote = 0;
+		} else if (*p == '\'' || *p == '"') {
+			quote = *p;
+			g_string_append_c(out, *p);
+		} else if (*p == '?') {
+			g_string_append_c(out, '$');
+			if (!g_ascii_isdigit(p[1]))
+				g_string_append_printf(out, "%ld", ++n_max);
+			else if (strtol(p + 1, NULL, 10) > n_max)
+				n_max = strtol(p + 1, NULL, 10);
+		} else {
+			g_string_append_c(out, *p);
+		}
+	}
+	if (is_or_ignore)
+		g_string_append(out, " ON CONFLICT DO NOTHING");
+	return g_string_free(out, FALSE);
+}
+
+int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
+{
+	PixPgStmt *st = g_new0(PixPgStmt, 1);
+	st->c = c;
+	st->row = -1;
+	st->sql = translate(sql);
+	g_snprintf(st->name, sizeof st->name, "p%u", ++c->next_name);
+	const char *s = st->sql;
+	while (g_ascii_isspace(*s))
+		s++;
+	if (g_ascii_strncasecmp(s, "BEGIN", 5) == 0)
+		st->tx_effect = 1;
+	else if (g_ascii_strncasecmp(s, "COMMIT", 6) == 0 || g_ascii_strncasecmp(s, "ROLLBACK", 8) == 0)
+		st->tx_effect = -1;
+	*out = NULL;
+	if (PQsendPrepare(c->conn, st->name, st->sql, 0, NULL) != 1 ||
+	    PQsendDescribePrepared(c->conn, st->name) != 1) {
+		pix_pg_finalize(st);
+		return conn_failed(c);
+	}
+	expect(c, WANT_PREPARE, st);
+	expect(c, WANT_DESCRIBE, st);
+	int rc = round_trip(c);
+	if (rc != SQLITE_OK || !st->is_described) {
+		/* an error in a statement of the same round trip, or in this one */
+		pix_pg_finalize(st);
+		return rc != SQLITE_OK ? rc : SQLITE_ERROR;
+	}
+	st->decoded = g_new0(GByteArray *, st->n_fields);
+	*out = st;
+	return SQLITE_OK;
+}
+
+static void clear_row(PixPgStmt *st)
+{
+	for (int i = 0; st->decoded != NULL && i < st->n_fields; i++)
+		g_clear_pointer(&st->decoded[i], g_byte_array_unref);
+}
+
+int pix_pg_reset(PixPgStmt *st)
+{
+	clear_row(st);
+	g_clear_pointer(&st->res, PQclear);
+	st->row = -1;
+	st->is_done = FALSE;
+	st->has_failed = FALSE;
+	return SQLITE_OK;
+}
+
+void pix_pg_finalize(PixPgStmt *st)
+{
+	if (st == NULL)
+		return;
+	pix_pg_reset(st);
+	/* a result still expected names it: the round trip must not see it freed */
+	for (guint i = 0; i < st->c->expect->len; i++) {
+		Expect *e = &g_array_index(st->c->expect, Expect, i);
+		if (e->st == st)
+			e->st = NULL;
+	}
+	if (st->is_described)
+		g_ptr_array_add(st->c->to_close, g_strdup(st->name));
+	for (int i = 0; i < st->n_params; i++)
+		if (st->values[i] != NULL)
+			g_byte_array_unref(st->values[i]);
+	g_free(st->values);
+	g_free(st->types);
+	g_free(st->formats);
+	g_free(st->decoded);
+	g_free(st->sql);
+	g_free(st);
+}
+
+int pix_pg_clear_bindings(PixPgStmt *st)
+{
+	for (int i = 0; i < st->n_params; i++)
+		g_clear_pointer(&st->values[i], g_byte_array_unref);
+	return SQLITE_OK;
+}
+
+static GByteArray *param(PixPgStmt *st, int i)
+{
+	if (i < 1 || i > st->n_params)
+		return NULL;
+	if (st->values[i - 1] == NULL)
+		st->values[i - 1] = g_byte_array_new();
+	g_byte_array_set_size(st->values[i - 1], 0);
+	return st->values[i - 1];
+}
+
+static int put_text(PixPgStmt *st, int i, const char *text)
+{
+	GByteArray *v = param(st, i);
+	if (v == NULL)
+		return SQLITE_RANGE;
+	g_byte_array_append(v, (const guint8 *)text, strlen(text) + 1);
+	return SQLITE_OK;
+}
+
+int pix_pg_bind_int64(PixPgStmt *st, int i, gint64 n)
+{
+	if (i >= 1 && i <= st->n_params && st->types[i - 1] == OID_BOOL)
+		return put_text(st, i, n != 0 ? "t" : "f");
+	char buf[32];
+	g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, n);
+	return put_text(st, i, buf);
+}
+
+int pix_pg_bind_double(PixPgStmt *st, int i, double d)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+	if (isnan(d))
+		return put_text(st, i, "NaN");
+	if (isinf(d))
+		return put_text(st, i, d > 0 ? "Infinity" : "-Infinity");
+	return put_text(st, i, g_ascii_dtostr(buf, sizeof buf, d));
+}
+
+int pix_pg_bind_null(PixPgStmt *st, int i)
+{
+	if (i < 1 || i > st->n_params)
+		return SQLITE_RANGE;
+	g_clear_pointer(&st->values[i - 1], g_byte_array_unref);
+	return SQLITE_OK;
+}
+
+/* bytea parameters go as their bytes (binary format), any other as text */
+static int put_bytes(PixPgStmt *st, int i, const void *bytes, int n)
+{
+	if (bytes == NULL)
+		return pix_pg_bind_null(st, i);
+	GByteArray *v = param(st, i);
+	if (v == NULL)
+		return SQLITE_RANGE;
+	g_byte_array_append(v, bytes, (guint)n);
+	if (st->types[i - 1] != OID_BYTEA)
+		g_byte_array_append(v, (const guint8 *)"", 1);
+	return SQLITE_OK;
+}
+
+int pix_pg_bind_text(PixPgStmt *st, int i, const char *text, int n)
+{
+	return put_bytes(st, i, text, text == NULL ? 0 : n < 0 ? (int)strlen(text) : n);
+}
+
+int pix_pg_bind_blob(PixPgStmt *st, int i, const void *blob, int n)
+{
+	return put_bytes(st, i, blob != NULL ? blob : "", n);
+}
+
+int pix_pg_step(PixPgStmt *st)
+{
+	PixPgConn *c = st->c;
+	if (st->res != NULL) {
+		clear_row(st);
+		return ++st->row < PQntuples(st->res) ? SQLITE_ROW : SQLITE_DONE;
+	}
+	if (st->is_done)
+		return SQLITE_DONE;
+	const char *values[st->n_params > 0 ? st->n_params : 1];
+	int lengths[st->n_params > 0 ? st->n_params : 1];
+	for (int i = 0; i < st->n_params; i++) {
+		values[i] = st->values[i] != NULL ? (const char *)st->values[i]->data : NULL;
+		lengths[i] = st->values[i] != NULL ? (int)st->values[i]->len : 0;
+		/* an empty bytea still needs a pointer */
+		if (st->values[i] != NULL && values[i] == NULL)
+			values[i] = "";
+	}
+	if (PQsendQueryPrepared(c->conn, st->name, st->n_params, values, lengths, st->formats, 0) != 1)
+		return conn_failed(c);
+	st->is_done = TRUE;
+	if (c->in_tx && st->n_fields == 0 && st->tx_effect == 0) {
+		expect(c, WANT_DEFERRED, st);
+		int rc = ++c->n_deferred >= PENDING_MAX ? round_trip(c) : SQLITE_OK;
+		return rc == SQLITE_OK ? SQLITE_DONE : rc;
+	}
+	expect(c, WANT_RESULT, st);
+	int rc = round_trip(c);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (st->res == NULL)
+		return SQLITE_DONE;
+	st->row = 0;
+	return PQntuples(st->res) > 0 ? SQLITE_ROW : SQLITE_DONE;
+}
+
+/* --- columns --- */
+
+static GByteArray *decoded(PixPgStmt *st, int i);
+
+static gboolean has_value(PixPgStmt *st, int i)
+{
+	return st->res != NULL && st->row >= 0 && st->row < PQntuples(st->res) && i >= 0 && i < PQnfields(st->res) &&
+	       !PQgetisnull(st->res, st->row, i);
+}
+
+int pix_pg_column_count(PixPgStmt *st)
+{
+	return st->n_fields;
+}
+
+int pix_pg_column_type(PixPgStmt *st, int i)
+{
+	if (!has_value(st, i))
+		return SQLITE_NULL;
+	switch (PQftype(st->res, i)) {
+	case OID_BOOL:
+	case OID_INT2:
+	case OID_INT4:
+	case OID_INT8:
+	case OID_OID:
+		return SQLITE_INTEGER;
+	case OID_FLOAT4:
+	case OID_FLOAT8:
+		return SQLITE_FLOAT;
+	case OID_NUMERIC:
+		return strchr(PQgetvalue(st->res, st->row, i), '.') ? SQLITE_FLOAT : SQLITE_INTEGER;
+	case OID_BYTEA: {
+		/* paths and names are bytea here; on SQLite they are TEXT when
+		 * valid UTF-8, else BLOB, and readers go by that */
+		GByteArray *bytes = decoded(st, i);
+		return g_utf8_validate((const char *)bytes->data, bytes->len, NULL) ? SQLITE_TEXT : SQLITE_BLOB;
+	}
+	default:
+		return SQLITE_TEXT;
+	}
+}
+
+gint64 pix_pg_column_int64(PixPgStmt *st, int i)
+{
+	if (!has_value(st, i))
+		return 0;
+	const char *v = PQgetvalue(st->res, st->row, i);
+	switch (PQftype(st->res, i)) {
+	case OID_BOOL:
+		return v[0] == 't';
+	case OID_FLOAT4:
+	case OID_FLOAT8:
+		return (gint64)g_ascii_strtod(v, NULL);
+	default:
+		return g_ascii_strtoll(v, NULL, 10);
+	}
+}
+
+double pix_pg_column_double(PixPgStmt *st, int i)
+{
+	if (!has_value(st, i))
+		return 0.0;
+	const char *v = PQgetvalue(st->res, st->row, i);
+	return PQftype(st->res, i) == OID_BOOL ? v[0] == 't' : g_ascii_strtod(v, NULL);
+}
+
+static int hex_value(char ch)
+{
+	return g_ascii_xdigit_value(ch);
+}
+
+/* The bytes of bytea column i of this row ("\x" and hex digits in text
+ * format), NUL-terminated as SQLite's text is. */
+static GByteArray *decoded(PixPgStmt *st, int i)
+{
+	if (st->decoded[i] != NULL)
+		return st->decoded[i];
+	const char *v = PQgetvalue(st->res, st->row, i);
+	int len = PQgetlength(st->res, st->row, i);
+	GByteArray *out = g_byte_array_sized_new((guint)(len / 2 + 1));
+	if (len >= 2 && v[0] == '\\' && v[1] == 'x') {
+		for (int k = 2; k + 1 < len; k += 2) {
+			guint8 byte = (guint8)(hex_value(v[k]) << 4 | hex_value(v[k + 1]));
+			g_byte_array_append(out, &byte, 1);
+		}
+	} else {
+		size_t n;
+		unsigned char *raw = PQunescapeBytea((const unsigned char *)v, &n);
+		if (raw != NULL)
+			g_byte_array_append(out, raw, (guint)n);
+		PQfreemem(raw);
+	}
+	g_byte_array_append(out, (const guint8 *)"", 1);
+	g_byte_array_set_size(out, out->len - 1);
+	out->data[out->len] = 0;    /* allocated above: the NUL stays past len */
+	st->decoded[i] = out;
+	return out;
+}
+
+const unsigned char *pix_pg_column_text(PixPgStmt *st, int i)
+{
+	if (!has_value(st, i))
+		return NULL;
+	if (PQftype(st->res, i) == OID_BYTEA)
+		return decoded(st, i)->data;
+	return (const unsigned char *)PQgetvalue(st->res, st->row, i);
+}
+
+const void *pix_pg_column_blob(PixPgStmt *st, int i)
+{
+	return pix_pg_column_text(st, i);
+}
+
+int pix_pg_column_bytes(PixPgStmt *st, int i)
+{
+	if (!has_value(st, i))
+		return 0;
+	if (PQftype(st->res, i) == OID_BYTEA)
+		return (int)decoded(st, i)->len;
+	return PQgetlength(st->res, st->row, i);
+}
+
+/* --- ids and notifications --- */
+
+gint64 pix_pg_reserve_id(PixPgConn *c, const char *table)
+{
+	IdBlock *b = g_hash_table_lookup(c->blocks, table);
+	if (b == NULL) {
+		b = g_new0(IdBlock, 1);
+		g_hash_table_insert(c->blocks, g_strdup(table), b);
+	}
+	if (b->next < b->n)
+		return b->ids[b->next++];
+	g_autofree char *sql = g_strdup_printf("SELECT nextval(pg_get_serial_sequence('%s', 'id'))"
+	                                       " FROM generate_series(1, %d)", table, ID_BLOCK);
+	PixPgStmt *st;
+	if (pix_pg_prepare(c, sql, &st) != SQLITE_OK)
+		return 0;
+	g_free(b->ids);
+	b->ids = g_new(gint64, ID_BLOCK);
+	b->n = b->next = 0;
+	int rc;
+	while ((rc = pix_pg_step(st)) == SQLITE_ROW)
+		if (b->n < ID_BLOCK)
+			b->ids[b->n++] = pix_pg_column_int64(st, 0);
+	pix_pg_finalize(st);
+	if (rc != SQLITE_DONE || b->n == 0)
+		return 0;
+	return b->ids[b->next++];
+}
+
+int pix_pg_wait_notify(PixPgConn *c, int timeout_ms, char **payload)
+{
+	*payload = NULL;
+	for (;;) {
+		if (PQconsumeInput(c->conn) != 1) {
+			conn_failed(c);
+			return -1;
+		}
+		PGnotify *n = PQnotifies(c->conn);
+		if (n != NULL) {
+			*payload = g_strdup(n->extra);
+			PQfreemem(n);
+			return 1;
+		}
+		if (timeout_ms == 0)
+			return 0;
+		struct pollfd pfd = { .fd = PQsocket(c->conn), .events = POLLIN };
+		int rc = poll(&pfd, 1, timeout_ms);
+		if (rc < 0 && errno == EINTR)
+			return 0;
+		if (rc <= 0)
+			return rc == 0 ? 0 : -1;
+		timeout_ms = 0;     /* read what came, then answer */
+	}
+}

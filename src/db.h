@@ -1,0 +1,191 @@
+/*
+ * db.h: one SQL connection of the catalog, SQLite or PostgreSQL, behind
+ * the calls the store makes.  The calls keep SQLite's C API names, its
+ * arguments and its result codes (SQLITE_ROW, SQLITE_DONE, SQLITE_FULL
+ * ...), which the store was written against: on SQLite each is the
+ * SQLite call itself (inline), on PostgreSQL db-pg.c does the same
+ * through libpq.
+ *
+ * SQL is written once, in SQLite's dialect with numbered parameters
+ * (?1, ?2); db-pg.c turns it into PostgreSQL's ($1, $2, BEGIN for BEGIN
+ * IMMEDIATE, IS NOT DISTINCT FROM for IS ?N, ON CONFLICT DO NOTHING for
+ * INSERT OR IGNORE).  What the two dialects say differently is written
+ * twice where it is used, chosen with pix_db_is_pg().
+ *
+ * On PostgreSQL, inside a transaction, a statement that returns no rows
+ * is sent without waiting for its result (libpq's pipeline mode): its
+ * step says SQLITE_DONE at once, and a failure shows at the next
+ * statement that waits (one that returns rows, COMMIT, pix_db_changes()),
+ * which fails with that error; the transaction is then aborted, as the
+ * store's rollback expects.  Outside a transaction every statement waits.
+ *
+ * Thread-safety: a PixDb and its statements are used by one thread at a
+ * time.
+ */
+#ifndef PIX_DB_H
+#define PIX_DB_H
+
+#include <glib.h>
+#include <sqlite3.h>
+
+typedef struct PixPgConn PixPgConn;
+typedef struct PixPgStmt PixPgStmt;
+
+typedef struct {
+	sqlite3 *lite;          /* one of the two is set */
+	PixPgConn *pg;
+} PixDb;
+
+typedef struct {
+	sqlite3_stmt *lite;
+	PixPgStmt *pg;
+} PixStmt;
+
+/* Wraps an open SQLite connection (transfer full: pix_db_close closes it). */
+PixDb *pix_db_wrap_sqlite(sqlite3 *db);
+/* Connects to PostgreSQL (a libpq URI or "key=value" string); NULL and
+ * *message (transfer full) when it cannot. */
+PixDb *pix_db_open_pg(const char *conninfo, char **message);
+void pix_db_close(PixDb *db);
+
+static inline gboolean pix_db_is_pg(const PixDb *db)
+{
+	return db->pg != NULL;
+}
+
+/* Whether `path` names a PostgreSQL catalog (postgresql:// or postgres://). */
+gboolean pix_db_is_pg_uri(const char *path);
+
+int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out);
+int pix_pg_exec(PixPgConn *c, const char *sql);
+const char *pix_pg_errmsg(PixPgConn *c);
+int pix_pg_errcode(PixPgConn *c);
+gint64 pix_pg_changes(PixPgConn *c);
+int pix_pg_in_transaction(PixPgConn *c);
+/* The SQLSTATE of the last error ("" when none). */
+const char *pix_pg_sqlstate(PixPgConn *c);
+/* Ids for table's `id` column, taken from its sequence in blocks (one
+ * round trip per block); 0 with the error set on failure. */
+gint64 pix_pg_reserve_id(PixPgConn *c, const char *table);
+/* Waits up to timeout_ms for a notification on a channel this
+ * connection LISTENs to: 1 one came (its payload in *payload, transfer
+ * full), 0 none, -1 the connection failed. */
+int pix_pg_wait_notify(PixPgConn *c, int timeout_ms, char **payload);
+
+int pix_pg_bind_int64(PixPgStmt *st, int i, gint64 v);
+int pix_pg_bind_double(PixPgStmt *st, int i, double v);
+int pix_pg_bind_null(PixPgStmt *st, int i);
+int pix_pg_bind_text(PixPgStmt *st, int i, const char *text, int n);
+int pix_pg_bind_blob(PixPgStmt *st, int i, const void *blob, int n);
+int pix_pg_step(PixPgStmt *st);
+int pix_pg_reset(PixPgStmt *st);
+int pix_pg_clear_bindings(PixPgStmt *st);
+void pix_pg_finalize(PixPgStmt *st);
+int pix_pg_column_count(PixPgStmt *st);
+int pix_pg_column_type(PixPgStmt *st, int i);
+gint64 pix_pg_column_int64(PixPgStmt *st, int i);
+double pix_pg_column_double(PixPgStmt *st, int i);
+const unsigned char *pix_pg_column_text(PixPgStmt *st, int i);
+const void *pix_pg_column_blob(PixPgStmt *st, int i);
+int pix_pg_column_bytes(PixPgStmt *st, int i);
+
+/* --- the calls, as SQLite's --- */
+
+int pix_db_prepare(PixDb *db, const char *sql, PixStmt **out);
+int pix_db_finalize(PixStmt *st);
+
+static inline int pix_db_exec(PixDb *db, const char *sql)
+{
+	return db->lite ? sqlite3_exec(db->lite, sql, NULL, NULL, NULL) : pix_pg_exec(db->pg, sql);
+}
+static inline const char *pix_db_errmsg(PixDb *db)
+{
+	return db->lite ? sqlite3_errmsg(db->lite) : pix_pg_errmsg(db->pg);
+}
+static inline int pix_db_errcode(PixDb *db)
+{
+	return db->lite ? sqlite3_errcode(db->lite) : pix_pg_errcode(db->pg);
+}
+/* Rows changed by the last INSERT, UPDATE or DELETE. */
+static inline gint64 pix_db_changes(PixDb *db)
+{
+	return db->lite ? sqlite3_changes(db->lite) : pix_pg_changes(db->pg);
+}
+static inline int pix_db_get_autocommit(PixDb *db)
+{
+	return db->lite ? sqlite3_get_autocommit(db->lite) : !pix_pg_in_transaction(db->pg);
+}
+static inline int pix_db_bind_int64(PixStmt *st, int i, gint64 v)
+{
+	return st->lite ? sqlite3_bind_int64(st->lite, i, v) : pix_pg_bind_int64(st->pg, i, v);
+}
+static inline int pix_db_bind_int(PixStmt *st, int i, int v)
+{
+	return pix_db_bind_int64(st, i, v);
+}
+static inline int pix_db_bind_double(PixStmt *st, int i, double v)
+{
+	return st->lite ? sqlite3_bind_double(st->lite, i, v) : pix_pg_bind_double(st->pg, i, v);
+}
+static inline int pix_db_bind_null(PixStmt *st, int i)
+{
+	return st->lite ? sqlite3_bind_null(st->lite, i) : pix_pg_bind_null(st->pg, i);
+}
+/* Text and blobs are copied (SQLITE_TRANSIENT) or borrowed until the
+ * next step (SQLITE_STATIC) on SQLite; PostgreSQL copies both. */
+static inline int pix_db_bind_text(PixStmt *st, int i, const char *text, int n, void (*how)(void *))
+{
+	return st->lite ? sqlite3_bind_text(st->lite, i, text, n, how) : pix_pg_bind_text(st->pg, i, text, n);
+}
+static inline int pix_db_bind_blob(PixStmt *st, int i, const void *blob, int n, void (*how)(void *))
+{
+	return st->lite ? sqlite3_bind_blob(st->lite, i, blob, n, how) : pix_pg_bind_blob(st->pg, i, blob, n);
+}
+static inline int pix_db_step(PixStmt *st)
+{
+	return st->lite ? sqlite3_step(st->lite) : pix_pg_step(st->pg);
+}
+static inline int pix_db_reset(PixStmt *st)
+{
+	return st->lite ? sqlite3_reset(st->lite) : pix_pg_reset(st->pg);
+}
+static inline int pix_db_clear_bindings(PixStmt *st)
+{
+	return st->lite ? sqlite3_clear_bindings(st->lite) : pix_pg_clear_bindings(st->pg);
+}
+static inline int pix_db_column_count(PixStmt *st)
+{
+	return st->lite ? sqlite3_column_count(st->lite) : pix_pg_column_count(st->pg);
+}
+static inline int pix_db_column_type(PixStmt *st, int i)
+{
+	return st->lite ? sqlite3_column_type(st->lite, i) : pix_pg_column_type(st->pg, i);
+}
+static inline gint64 pix_db_column_int64(PixStmt *st, int i)
+{
+	return st->lite ? sqlite3_column_int64(st->lite, i) : pix_pg_column_int64(st->pg, i);
+}
+static inline int pix_db_column_int(PixStmt *st, int i)
+{
+	return (int)pix_db_column_int64(st, i);
+}
+static inline double pix_db_column_double(PixStmt *st, int i)
+{
+	return st->lite ? sqlite3_column_double(st->lite, i) : pix_pg_column_double(st->pg, i);
+}
+static inline const unsigned char *pix_db_column_text(PixStmt *st, int i)
+{
+	return st->lite ? sqlite3_column_text(st->lite, i) : pix_pg_column_text(st->pg, i);
+}
+static inline const void *pix_db_column_blob(PixStmt *st, int i)
+{
+	return st->lite ? sqlite3_column_blob(st->lite, i) : pix_pg_column_blob(st->pg, i);
+}
+static inline int pix_db_column_bytes(PixStmt *st, int i)
+{
+	return st->lite ? sqlite3_column_bytes(st->lite, i) : pix_pg_column_bytes(st->pg, i);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixStmt, pix_db_finalize)
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * store-pg.c: what the store does on a PostgreSQL catalog that it does
+ * not do on SQLite (see store.h, db.h and schema/pg/): connecting, the
+ * identity check and the migrations, the advisory locks of several
+ * writers, and the change log's sequence numbers given at commit.
+ *
+ * Several hosts write one catalog.  Locks (advisory, two int4 keys):
+ *   (PIX_PG_LOCK_MIGRATE, 0)  transaction: one writer migrates at a time;
+ *   (PIX_PG_LOCK_SEQ, 0)      transaction: taken at commit, to number the
+ *                             change log entries of the batch;
+ *   (PIX_PG_LOCK_VOLUME, id)  session: one scanner or watcher per volume;
+ *   (PIX_PG_LOCK_RUN, id)     session: held by run scans.id while it
+ *                             runs: a 'running' run whose lock no one
+ *                             holds was killed (its host died, or lost
+ *                             the connection).
+ * Session locks go with the connection: a host that dies, or is cut off
+ * until the server notices, frees them.
+ *
+ * Invariants:
+ *  1. changes.seq is set only in ST_SEQ_ASSIGN, under the SEQ lock held
+ *     to the commit: seq values become visible in ascending order, with
+ *     no gap (a batch rolled back gave none that anyone saw).
+ *  2. A scanner writes the rows of a volume only while it holds that
+ *     volume's lock (taken in pix_store_begin_scan(), before the walk).
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "store-int.h"
+#include "path.h"
+
+#include <string.h>
+
+extern const char *const pix_schema_pg_sql[];
+extern const int pix_schema_pg_count;
+
+char *pix_store_pg_display(const char *uri)
+{
+	g_autoptr(GUri) u = g_uri_parse(uri, G_URI_FLAGS_HAS_PASSWORD | G_URI_FLAGS_ENCODED, NULL);
+	g_autofree char *shown = u != NULL ? g_uri_to_string_partial(u, G_URI_HIDE_PASSWORD) : g_strdup(uri);
+	return pix_quote(shown);
+}
+
+/* One value of one row; FALSE with `error` set when it failed. */
+static gboolean query_one(PixStore *s, const char *sql, const char *what, gboolean *has_row, gint64 *out,
+                          GError **error)
+{
+	g_autoptr(PixStmt) st = NULL;
+	int rc = pix_db_prepare(s->db, sql, &st);
+	if (rc == SQLITE_OK)
+		rc = pix_db_step(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		pix_store_sqlite_error(error, s, rc, what);
+		return FALSE;
+	}
+	*has_row = rc == SQLITE_ROW;
+	*out = *has_row ? pix_db_column_int64(st, 0) : 0;
+	return TRUE;
+}
+
+/* The schema version of the catalog, 0 for an empty database; refuses
+ * one that is not a photoidx catalog, or is newer. */
+static gboolean check_identity(PixStore *s, gint64 *version, GError **error)
+{
+	const char *what = "cannot read its schema";
+	gboolean has_row;
+	gint64 is_ours, n_tables;
+	if (!query_one(s, "SELECT to_regclass('photoidx_catalog') IS NOT NULL", what, &has_row, &is_ours, error) ||
+	    !query_one(s, "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()", what,
+	               &has_row, &n_tables, error))
+		return FALSE;
+	*version = 0;
+	if (!is_ours) {
+		if (n_tables == 0)
+			return TRUE;
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_FOREIGN,
+		            "'%s' is not a photoidx catalog (its database holds other tables)", s->display);
+		return FALSE;
+	}
+	if (!query_one(s, "SELECT schema_version FROM photoidx_catalog WHERE application = 'photoidx'", what,
+	               &has_row, version, error))
+		return FALSE;
+	if (!has_row) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_FOREIGN,
+		            "'%s' is not a photoidx catalog (photoidx_catalog names another application)", s->display);
+		return FALSE;
+	}
+	if (*version > pix_schema_pg_count) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_NEWER,
+		            "catalog '%s' has schema version %" G_GINT64_FORMAT
+		            ", newer than this photoidx understands (%d); upgrade photoidx",
+		            s->display, *version, pix_schema_pg_count);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* Each migration in its own transaction, with the version bump, under the
+ * MIGRATE lock: two hosts that start at once do not both apply it. */
+static gboolean migrate(PixStore *s, gint64 *version, GError **error)
+{
+	while (*version < pix_schema_pg_count) {
+		int v = (int)*version + 1;
+		g_autofree char *what = g_strdup_printf("cannot apply schema migration %d", v);
+		g_autofree char *lock = g_strdup_printf("BEGIN; SELECT pg_advisory_xact_lock(%d, 0)", PIX_PG_LOCK_MIGRATE);
+		if (!pix_store_exec(s, lock, what, error))
+			return FALSE;
+		gint64 now_version;
+		if (!check_identity(s, &now_version, error)) {
+			pix_db_exec(s->db, "ROLLBACK");
+			return FALSE;
+		}
+		if (now_version >= v) {         /* another writer did it meanwhile */
+			*version = now_version;
+			if (!pix_store_exec(s, "COMMIT", what, error))
+				return FALSE;
+			continue;
+		}
+		g_autofree char *bump = v == 1
+			? g_strdup("INSERT INTO photoidx_catalog (application, schema_version) VALUES ('photoidx', 1)")
+			: g_strdup_printf("UPDATE photoidx_catalog SET schema_version = %d WHERE application = 'photoidx'", v);
+		if (!pix_store_exec(s, pix_schema_pg_sql[v - 1], what, error) || !pix_store_exec(s, bump, what, error) ||
+		    !pix_store_exec(s, "COMMIT", what, error)) {
+			pix_db_exec(s->db, "ROLLBACK");
+			return FALSE;
+		}
+		*version = v;
+	}
+	return TRUE;
+}
+
+gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error)
+{
+	g_autofree char *message = NULL;
+	s->db = pix_db_open_pg(s->path, &message);
+	if (s->db == NULL) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN, "cannot connect to catalog '%s': %s",
+		            s->display, message);
+		return FALSE;
+	}
+	if (!check_identity(s, version, error))
+		return FALSE;
+	if (s->mode == PIX_STORE_WRITE && !migrate(s, version, error))
+		return FALSE;
+	return TRUE;
+}
+
+gboolean pix_store_pg_before_commit(PixStore *s, GError **error)
+{
+	static const StatementId steps[] = { ST_SEQ_LOCK, ST_SEQ_ASSIGN, ST_SEQ_NOTIFY };
+	for (guint i = 0; i < G_N_ELEMENTS(steps); i++) {
+		PixStmt *st = pix_store_stmt(s, steps[i], error);
+		if (st == NULL)
+			return FALSE;
+		int rc;
+		while ((rc = pix_db_step(st)) == SQLITE_ROW)
+			;
+		if (rc != SQLITE_DONE) {
+			pix_store_sqlite_error(error, s, rc, "cannot number the change log");
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+/* Takes session lock (key, id): at once, else (unless is_no_wait) after
+ * saying why it waits. */
+static gboolean take_lock(PixStore *s, int key, gint64 id, const char *waiting, GError **error)
+{
+	g_autofree char *try_sql = g_strdup_printf("SELECT pg_try_advisory_lock(%d, %d)", key, (int)id);
+	gboolean has_row;
+	gint64 is_taken;
+	if (!query_one(s, try_sql, "cannot take a lock", &has_row, &is_taken, error))
+		return FALSE;
+	if (is_taken)
+		return TRUE;
+	if (s->is_no_wait) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_LOCKED, "catalog '%s': %s", s->display, waiting);
+		return FALSE;
+	}
+	pix_notice("catalog '%s': %s; waiting", s->display, waiting);
+	g_autofree char *wait_sql = g_strdup_printf("SELECT pg_advisory_lock(%d, %d)", key, (int)id);
+	return query_one(s, wait_sql, "cannot take a lock", &has_row, &is_taken, error);
+}
+
+gboolean pix_store_pg_lock_run(PixStore *s, GError **error)
+{
+	return take_lock(s, PIX_PG_LOCK_RUN, s->scan_id, "its run is locked", error);
+}
+
+gboolean pix_store_pg_lock_volumes(PixStore *s, const GArray *volume_ids, GError **error)
+{
+	for (guint i = 0; i < volume_ids->len; i++) {
+		gint64 id = g_array_index(volume_ids, gint64, i);
+		g_autofree char *waiting = g_strdup_printf("another scanner or watcher is writing volume %" G_GINT64_FORMAT
+		                                           " (it holds the volume's lock)", id);
+		if (!take_lock(s, PIX_PG_LOCK_VOLUME, id, waiting, error))
+			return FALSE;
+	}
+	return TRUE;
+}
