@@ -338,8 +338,9 @@ static char *replace_all(const char *text, const char *pattern, const char *with
 	return g_regex_replace(re, text, -1, 0, with, 0, NULL);
 }
 
-/* SQLite's dialect, as the store writes it, in PostgreSQL's (db.h). */
-static char *translate(const char *sql)
+/* SQLite's dialect, as the store writes it, in PostgreSQL's (db.h);
+ * *used: bit n set for each $n (n < 64) the text names. */
+static char *translate(const char *sql, guint64 *used)
 {
 	g_autofree char *a = replace_all(sql, "^\\s*BEGIN IMMEDIATE", "BEGIN");
 	g_autofree char *b = replace_all(a, "\\bIS NOT \\?([0-9]+)", "IS DISTINCT FROM ?\\1");
@@ -359,10 +360,13 @@ static char *translate(const char *sql)
 			g_string_append_c(out, *p);
 		} else if (*p == '?') {
 			g_string_append_c(out, '$');
+			long n = g_ascii_isdigit(p[1]) ? strtol(p + 1, NULL, 10) : ++n_max;
 			if (!g_ascii_isdigit(p[1]))
-				g_string_append_printf(out, "%ld", ++n_max);
-			else if (strtol(p + 1, NULL, 10) > n_max)
-				n_max = strtol(p + 1, NULL, 10);
+				g_string_append_printf(out, "%ld", n);
+			if (n > n_max)
+				n_max = n;
+			if (n > 0 && n < 64)
+				*used |= G_GUINT64_CONSTANT(1) << n;
 		} else {
 			g_string_append_c(out, *p);
 		}
@@ -377,7 +381,8 @@ int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 	PixPgStmt *st = g_new0(PixPgStmt, 1);
 	st->c = c;
 	st->row = -1;
-	st->sql = translate(sql);
+	guint64 used = 0;
+	st->sql = translate(sql, &used);
 	g_snprintf(st->name, sizeof st->name, "p%u", ++c->next_name);
 	const char *s = st->sql;
 	while (g_ascii_isspace(*s))
@@ -387,7 +392,18 @@ int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 	else if (g_ascii_strncasecmp(s, "COMMIT", 6) == 0 || g_ascii_strncasecmp(s, "ROLLBACK", 8) == 0)
 		st->tx_effect = -1;
 	*out = NULL;
-	if (PQsendPrepare(c->conn, st->name, st->sql, 0, NULL) != 1 ||
+	/* a number the text skips (SQLite allows it) must have a type here:
+	 * text, bound to nothing */
+	Oid types[64] = { 0 };
+	int n_types = 0;
+	for (int n = 1; n < 64; n++)
+		if (used >> n == 0)
+			break;
+		else if (!(used >> n & 1))
+			types[n - 1] = 25, n_types = n;
+	for (int n = n_types + 1; n < 64 && used >> n; n++)
+		n_types = n;
+	if (PQsendPrepare(c->conn, st->name, st->sql, n_types, n_types > 0 ? types : NULL) != 1 ||
 	    PQsendDescribePrepared(c->conn, st->name) != 1) {
 		pix_pg_finalize(st);
 		return conn_failed(c);
@@ -529,8 +545,8 @@ int pix_pg_step(PixPgStmt *st)
 		clear_row(st);
 		return ++st->row < PQntuples(st->res) ? SQLITE_ROW : SQLITE_DONE;
 	}
-	if (st->is_done)
-		return SQLITE_DONE;
+	if (st->is_done)        /* as SQLite: a failed statement fails again until reset */
+		return st->has_failed ? code_of(c->sqlstate) : SQLITE_DONE;
 	const char *values[st->n_params > 0 ? st->n_params : 1];
 	int lengths[st->n_params > 0 ? st->n_params : 1];
 	for (int i = 0; i < st->n_params; i++) {

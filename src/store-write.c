@@ -94,8 +94,11 @@ static gboolean query_int(PixStore *s, PixStmt *st, gint64 *out, const char *wha
 {
 	int rc = pix_db_step(st);
 	*out = rc == SQLITE_ROW ? pix_db_column_int64(st, 0) : -1;
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return pix_store_step_done(s, st, what, error);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		pix_store_sqlite_error(error, s, rc, what);
+		pix_db_reset(st);
+		return FALSE;
+	}
 	pix_db_reset(st);
 	return TRUE;
 }
@@ -736,7 +739,9 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 		if (!pix_store_step_done(s, root, "cannot record the scan", error))
 			goto fail;
 	}
-	return pix_store_commit(s, error);
+	/* PostgreSQL: the volumes' locks, after the commit (a writer that
+	 * waits for one holds no row another needs) */
+	return pix_store_commit(s, error) && (!is_pg || pix_store_pg_lock_volumes(s, vol_ids, error));
 fail:
 	rollback_batch(s);
 	return FALSE;

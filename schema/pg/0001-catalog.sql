@@ -289,6 +289,8 @@ CREATE TABLE changes (
                                        -- order rows were written (not committed)
 );
 CREATE INDEX changes_by_file ON changes (file_id);
+-- the entries of the open batch, numbered at its commit (store-pg.c)
+CREATE INDEX changes_unnumbered ON changes (id) WHERE seq IS NULL;
 
 -- One row per file with its full path and metadata: the interface for
 -- front ends and scripts.  state is 'offline' for the files of a volume
@@ -382,3 +384,14 @@ SELECT encode(f.md5, 'hex') AS md5, f.size AS size, g.copies AS copies, g.distin
 FROM grp g
 JOIN files f ON f.md5 = g.g_md5 AND f.state <> 'missing' AND f.size > 0
 JOIN file_info i ON i.id = f.id;
+
+-- pix_distance_m(lat1, lon1, lat2, lon2): the great-circle distance in
+-- metres (haversine, mean earth radius), as photoidx computes it on SQLite
+-- for `ls --near`; NULL when any argument is.
+CREATE FUNCTION pix_distance_m(lat1 double precision, lon1 double precision,
+                               lat2 double precision, lon2 double precision)
+RETURNS double precision LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT 2 * 6371008.8 * asin(sqrt(least(1.0,
+        sin(radians(lat2 - lat1) / 2) ^ 2
+        + cos(radians(lat1)) * cos(radians(lat2)) * sin(radians(lon2 - lon1) / 2) ^ 2)))
+$$;
