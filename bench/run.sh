@@ -112,7 +112,7 @@ if [ "$(id -u)" = 0 ] && [ -w /proc/sys/vm/drop_caches ]; then can_drop=1; fi
 mkdir -p "$BENCH_DIR"
 RESULTS="$BENCH_DIR/results.txt"
 : >"$RESULTS"
-rm -f "$BENCH_DIR/nas-results.txt" "$BENCH_DIR/lib-import.json" "$BENCH_DIR/lib-rescan.json" "$BENCH_DIR/lib-quick.json" "$BENCH_DIR/lib.files"
+rm -f "$BENCH_DIR/nas-results.txt" "$BENCH_DIR/pg-results.txt" "$BENCH_DIR/lib-import.json" "$BENCH_DIR/lib-rescan.json" "$BENCH_DIR/lib-quick.json" "$BENCH_DIR/lib.files"
 log() { echo "bench: $*" >&2; }
 
 # --- corpora ----------------------------------------------------------------
@@ -576,6 +576,82 @@ nas_report() {
 		}' "$BENCH_DIR/nas-results.txt"
 }
 
+# --- a PostgreSQL catalog --------------------------------------------------
+
+# BENCH_PG=0 to skip.  A throwaway cluster (tests/tools/pg.sh) with fsync and
+# synchronous_commit on, as a server keeps them, over TCP on loopback.  The
+# `lib` corpus (BENCH_LIB_FILES) imported warm into SQLite and into
+# PostgreSQL, then an unchanged rescan of each; and three scanners at once,
+# each with its own volume (a tmpfs holding BENCH_PG_PART_FILES, 50,000,
+# files: one scanner per volume holds the volume's lock), against one of
+# them alone.  Every import starts from an empty catalog.
+PG_PART_FILES=${BENCH_PG_PART_FILES:-50000}
+gen_pgpart() {
+	gen_folders "$PG_PART_FILES" 1000 "pgpart/dir%03d" 'IMG_%04d.JPG' --size "$LIB_BYTES" --width 128 --height 96 \
+		--make Canon --model "Canon EOS R6" --date "2025:03:01 08:00:00"
+}
+run_pg() {
+	pg="$REPO/tests/tools/pg.sh"
+	if ! why=$(sh "$pg" check 2>&1); then log "no PostgreSQL: $why"; return; fi
+	make_corpus lib "$LIB_FILES x $LIB_BYTES in $LIB_LAYOUT" gen_lib
+	make_corpus pgpart "$PG_PART_FILES x $LIB_BYTES" gen_pgpart
+	state="$BENCH_DIR/pg-cluster"
+	uri=$(PIX_PG_CONF="fsync = on
+synchronous_commit = on
+shared_buffers = 512MB
+max_wal_size = 4GB" sh "$pg" start "$state")
+	saved=$RESULTS
+	RESULTS="$BENCH_DIR/pg-results.txt"
+	: >"$RESULTS"
+	db="$BENCH_DIR/pg-bench.db"
+	fresh="sh '$pg' createdb '$state' bench >/dev/null"
+	measure lib warm sqlite_import "rm -f '$db'*; '$PHOTOIDX' scan --db '$db' -q '$BENCH_DIR/lib'"
+	measure lib warm sqlite_rescan "'$PHOTOIDX' scan --db '$db' -q '$BENCH_DIR/lib'"
+	measure lib warm pg_import "$fresh; '$PHOTOIDX' scan --db '$uri/bench' -q '$BENCH_DIR/lib'"
+	measure lib warm pg_rescan "'$PHOTOIDX' scan --db '$uri/bench' -q '$BENCH_DIR/lib'"
+	rm -f "$db"*
+	# three volumes: tmpfs mounts, each a copy of the part
+	for i in 1 2 3; do
+		m="$BENCH_DIR/pgvol$i"
+		mkdir -p "$m"
+		mountpoint -q "$m" || mount -t tmpfs -o size=2g "pgvol$i" "$m"
+		[ -d "$m/part" ] || cp -a "$BENCH_DIR/pgpart" "$m/part"
+	done
+	extra_trees="$BENCH_DIR/pgvol1 $BENCH_DIR/pgvol2 $BENCH_DIR/pgvol3"
+	measure pgpart warm pg_one "$fresh; '$PHOTOIDX' scan --db '$uri/bench' -q '$BENCH_DIR/pgvol1/part'"
+	measure pgpart warm pg_three "$fresh; for i in 1 2 3; do '$PHOTOIDX' scan --db '$uri/bench' -q '$BENCH_DIR/pgvol'\$i/part & done; wait"
+	measure pgpart warm sqlite_one "rm -f '$db'*; '$PHOTOIDX' scan --db '$db' -q '$BENCH_DIR/pgvol1/part'"
+	extra_trees=""
+	rm -f "$db"*
+	for i in 1 2 3; do umount "$BENCH_DIR/pgvol$i" 2>/dev/null || true; done
+	RESULTS=$saved
+	sh "$pg" stop "$state"
+}
+if [ "${BENCH_PG:-1}" = 1 ] && [ "$(id -u)" = 0 ]; then
+	run_pg
+fi
+
+# PostgreSQL against SQLite, and three scanners against one.
+pg_report() {
+	awk -v lib="$LIB_FILES" -v part="$PG_PART_FILES" -v nproc="$NPROC" '{ t[$1, $3] = $4 }
+		function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2fx", a / b) }
+		END {
+			print ""
+			printf "A PostgreSQL catalog (one local server, fsync on, over TCP), warm, against SQLite:\n\n"
+			print "| work | SQLite | PostgreSQL | PostgreSQL files/s over SQLite |"
+			print "| --- | ---: | ---: | ---: |"
+			si = t["lib", "sqlite_import"]; pi = t["lib", "pg_import"]
+			if (si != "" && pi != "")
+				printf "| import of %d files | %.2f s (%.0f files/s) | %.2f s (%.0f files/s) | %s |\n", lib, si, lib / si, pi, lib / pi, ratio(si, pi)
+			sr = t["lib", "sqlite_rescan"]; pr = t["lib", "pg_rescan"]
+			if (sr != "" && pr != "")
+				printf "| unchanged rescan | %.2f s | %.2f s | %s |\n", sr, pr, ratio(sr, pr)
+			o = t["pgpart", "pg_one"]; h = t["pgpart", "pg_three"]
+			if (o != "" && h != "")
+				printf "\nThree scanners at once, each its own volume of %d files, into one PostgreSQL catalog: %.2f s for all three, one alone %.2f s (SQLite alone %.2f s): %.2fx one scanner'"'"'s files/s, on %d cores.\n", part, h, o, t["pgpart", "sqlite_one"], 3 * o / h, nproc
+		}' "$BENCH_DIR/pg-results.txt"
+}
+
 # --- report -----------------------------------------------------------------
 
 report() {
@@ -608,6 +684,7 @@ report() {
 	done
 	small_report
 	[ -s "$BENCH_DIR/nas-results.txt" ] && nas_report
+	[ -s "$BENCH_DIR/pg-results.txt" ] && pg_report
 	if [ -f "$BENCH_DIR/lib-import.json" ]; then lib_report; query_report; fi
 	if [ -f "$BENCH_DIR/dups-counts.txt" ]; then dups_report; fi
 	awk '$1 == "card" && $2 == "warm" && $3 == "photoidx_meta" { m = $4 } $1 == "card" && $2 == "warm" && $3 == "photoidx_scan" { s = $4 }

@@ -136,6 +136,23 @@ gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error)
 		            s->display, message);
 		return FALSE;
 	}
+	/* names are stored as bytes, but every other text (and pix_text())
+	 * is UTF-8 */
+	g_autoptr(PixStmt) enc = NULL;
+	int rc = pix_db_prepare(s->db, "SELECT current_setting('server_encoding')", &enc);
+	if (rc == SQLITE_OK)
+		rc = pix_db_step(enc);
+	if (rc != SQLITE_ROW) {
+		pix_store_sqlite_error(error, s, rc, "cannot read its encoding");
+		return FALSE;
+	}
+	const char *encoding = (const char *)pix_db_column_text(enc, 0);
+	if (g_ascii_strcasecmp(encoding, "UTF8") != 0) {
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
+		            "catalog '%s': its database's encoding is %s, not UTF8 (createdb -E UTF8 makes one)",
+		            s->display, encoding);
+		return FALSE;
+	}
 	if (!check_identity(s, version, error))
 		return FALSE;
 	if (s->mode == PIX_STORE_WRITE && !migrate(s, version, error))

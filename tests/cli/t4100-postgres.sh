@@ -97,6 +97,15 @@ test_expect_success 'a commit wakes the LISTENers of photoidx_changes' '
 	wait_grep "notification \"photoidx_changes\" with payload \"$(px changes --db "$PG" | tail -n 1 | cut -f1)\"" listen.out
 '
 
+test_expect_success 'watch writes a PostgreSQL catalog: a file copied in is added' '
+	{ px watch --db "$PG" -q lib >watch.out 2>&1 & echo $! >watch.pid; } &&
+	sleep 2 && mkfix jpeg lib/b/watched.jpg --seed 60 &&
+	i=0 && until px ls --db "$PG" | grep -q "lib/b/watched.jpg$" || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done &&
+	kill -INT "$(cat watch.pid)" && { wait "$(cat watch.pid)" || true; } &&
+	px ls --db "$PG" | grep -q "lib/b/watched.jpg$" &&
+	px changes --db "$PG" | tail -n 1 | grep -q "added	$TRASH/lib/b/watched.jpg$"
+'
+
 test_expect_success 'a scanner holds its volume: --no-wait fails while another holds it, else it waits' '
 	vol=$(pg_q cat "SELECT id FROM volumes") &&
 	{ sh "$PG_SH" psql "$PG_DIR" cat -c "SELECT pg_advisory_lock(20555, $vol)" -c "SELECT pg_sleep(3)" >/dev/null 2>&1 & } &&
@@ -136,7 +145,9 @@ test_expect_success 'a newer schema and a foreign database are refused' '
 	pg_q cat "UPDATE photoidx_catalog SET schema_version = 1" &&
 	OTHER=$(pg_db other) && pg_q other "CREATE TABLE accounts (id int)" &&
 	test_expect_code 2 px scan --db "$OTHER" lib 2>err && grep -q "is not a photoidx catalog" err &&
-	test "$(pg_q other "SELECT count(*) FROM pg_tables WHERE schemaname = '\''public'\''")" = 1
+	test "$(pg_q other "SELECT count(*) FROM pg_tables WHERE schemaname = '\''public'\''")" = 1 &&
+	pg_q other "CREATE DATABASE latin ENCODING '\''LATIN1'\'' TEMPLATE template0 LC_COLLATE '\''C'\'' LC_CTYPE '\''C'\''" &&
+	test_expect_code 2 px scan --db "$PG_URI/latin" lib 2>err && grep -q "encoding is LATIN1, not UTF8" err
 '
 
 test_expect_success 'the password of a URI is not shown in messages' '
