@@ -8,8 +8,14 @@
  * A step sends the statement; a statement that returns no rows, inside a
  * transaction, is left in the pipeline (at most PENDING_MAX of them), and
  * every other waits: one round trip (a Sync) collects the results of all
- * that were sent, in order.  Results come in text format; bytea values
- * are decoded as a column is read.
+ * that were sent, in order.  A plain INSERT ... VALUES of parameters only,
+ * inside a transaction, is not sent at all: its row is kept in COPY's text
+ * format, and the rows kept are sent by COPY (one per statement, in the
+ * order the statements were first used) before anything else is sent:
+ * the server then runs one statement per table and batch, not per row (an
+ * insert per row costs its executor start, its CHECKs prepared again, its
+ * trigger queue).  Results come in text format; bytea values are decoded
+ * as a column is read.
  *
  * Invariants:
  *  1. c->expect lists, in order, every command sent since the last Sync
@@ -19,6 +25,10 @@
  *     SQLite.
  *  3. c->in_tx is the server's transaction state at the last Sync,
  *     updated for BEGIN, COMMIT and ROLLBACK sent since.
+ *  4. c->copies holds the statements with rows kept for COPY; nothing is
+ *     sent to the server while it is not empty (flush_copies() first), so
+ *     the server sees every statement in the order the store ran them,
+ *     but for the kept inserts of different tables among themselves.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "db.h"
@@ -47,6 +57,8 @@
 #define PENDING_MAX 256
 /* ids taken from a sequence in one round trip */
 #define ID_BLOCK 1024
+/* rows kept for COPY, in bytes, before they are sent anyway */
+#define COPY_MAX (4 * 1024 * 1024)
 
 typedef enum {
 	WANT_PREPARE,
@@ -77,6 +89,8 @@ struct PixPgConn {
 	guint next_name;
 	guint n_deferred;
 	GHashTable *blocks;     /* table name -> IdBlock */
+	GPtrArray *copies;      /* PixPgStmt with rows kept (invariant 4) */
+	gsize copy_bytes;
 };
 
 struct PixPgStmt {
@@ -95,6 +109,11 @@ struct PixPgStmt {
 	gboolean is_done;       /* executed since the last reset */
 	gboolean has_failed;    /* its own result was an error */
 	GByteArray **decoded;   /* per column of the current row: bytea decoded */
+	char *copy_sql;         /* "COPY table (columns) FROM STDIN", or NULL:
+	                           not a plain INSERT of parameters */
+	int n_copy_cols;
+	int *copy_param;        /* per column: its parameter (0-based) */
+	GString *copy_rows;     /* rows kept (invariant 4) */
 };
 
 /* --- errors --- */
@@ -173,6 +192,7 @@ PixDb *pix_db_open_pg(const char *conninfo, char **message)
 	c->expect = g_array_new(FALSE, FALSE, sizeof(Expect));
 	c->to_close = g_ptr_array_new_with_free_func(g_free);
 	c->blocks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, id_block_free);
+	c->copies = g_ptr_array_new();
 	PixDb *db = g_new0(PixDb, 1);
 	db->pg = c;
 	return db;
@@ -184,6 +204,7 @@ void pix_db_pg_close(PixPgConn *c)
 	g_array_free(c->expect, TRUE);
 	g_ptr_array_free(c->to_close, TRUE);
 	g_hash_table_destroy(c->blocks);
+	g_ptr_array_free(c->copies, TRUE);
 	g_free(c->errmsg);
 	g_free(c);
 }
@@ -290,9 +311,59 @@ static int round_trip(PixPgConn *c)
 	PQclear(r);
 	if (!is_synced)
 		return conn_failed(c);
+	/* in pipeline mode libpq may still say ACTIVE here: then the
+	 * statements' own effect (pix_pg_step) is what is known */
 	PGTransactionStatusType ts = PQtransactionStatus(c->conn);
-	c->in_tx = ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR;
+	if (ts == PQTRANS_IDLE || ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR)
+		c->in_tx = ts != PQTRANS_IDLE;
 	return has_error ? code_of(c->sqlstate) : SQLITE_OK;
+}
+
+/* COPY one statement's kept rows (outside pipeline mode). */
+static int copy_rows(PixPgConn *c, PixPgStmt *st)
+{
+	PGresult *r = PQexec(c->conn, st->copy_sql);
+	gboolean is_in = PQresultStatus(r) == PGRES_COPY_IN;
+	if (!is_in)
+		set_error(c, PQresultErrorMessage(r), PQresultErrorField(r, PG_DIAG_SQLSTATE));
+	PQclear(r);
+	if (!is_in)
+		return code_of(c->sqlstate);
+	if (PQputCopyData(c->conn, st->copy_rows->str, (int)st->copy_rows->len) != 1 ||
+	    PQputCopyEnd(c->conn, NULL) != 1)
+		return conn_failed(c);
+	int rc = SQLITE_OK;
+	while ((r = PQgetResult(c->conn)) != NULL) {
+		if (PQresultStatus(r) != PGRES_COMMAND_OK && rc == SQLITE_OK) {
+			set_error(c, PQresultErrorMessage(r), PQresultErrorField(r, PG_DIAG_SQLSTATE));
+			rc = code_of(c->sqlstate);
+		}
+		PQclear(r);
+	}
+	return rc;
+}
+
+/* Sends the rows kept for COPY (invariant 4); the first failure fails
+ * it, and the transaction is then aborted. */
+static int flush_copies(PixPgConn *c)
+{
+	if (c->copies->len == 0)
+		return SQLITE_OK;
+	g_autoptr(GPtrArray) copies = g_steal_pointer(&c->copies);
+	c->copies = g_ptr_array_new();
+	c->copy_bytes = 0;
+	int rc = c->expect->len > 0 || c->to_close->len > 0 ? round_trip(c) : SQLITE_OK;
+	if (rc == SQLITE_OK && PQexitPipelineMode(c->conn) != 1)
+		rc = conn_failed(c);
+	for (guint i = 0; i < copies->len; i++) {
+		PixPgStmt *st = g_ptr_array_index(copies, i);
+		if (rc == SQLITE_OK)
+			rc = copy_rows(c, st);
+		g_string_truncate(st->copy_rows, 0);
+	}
+	if (PQpipelineStatus(c->conn) == PQ_PIPELINE_OFF && PQenterPipelineMode(c->conn) != 1 && rc == SQLITE_OK)
+		rc = conn_failed(c);
+	return rc;
 }
 
 gint64 pix_pg_changes(PixPgConn *c)
@@ -304,7 +375,9 @@ gint64 pix_pg_changes(PixPgConn *c)
 
 int pix_pg_exec(PixPgConn *c, const char *sql)
 {
-	int rc = c->expect->len > 0 || c->to_close->len > 0 ? round_trip(c) : SQLITE_OK;
+	int rc = flush_copies(c);
+	if (rc == SQLITE_OK && (c->expect->len > 0 || c->to_close->len > 0))
+		rc = round_trip(c);
 	if (rc != SQLITE_OK)
 		return rc;
 	/* several statements in one text need the simple protocol */
@@ -376,6 +449,72 @@ static char *translate(const char *sql, guint64 *used)
 	return g_string_free(out, FALSE);
 }
 
+/* A plain "INSERT INTO t (c1, ...) VALUES ($i, ...)" (parameters only,
+ * nothing after the values) can go by COPY: st->copy_sql and the
+ * parameter of each column. */
+static void plan_copy(PixPgStmt *st)
+{
+	g_autoptr(GRegex) re = g_regex_new("^\\s*INSERT INTO ([a-z_0-9]+) \\(([a-z_0-9, ]+)\\) VALUES \\(([$0-9, ]+)\\)\\s*$",
+	                                   0, 0, NULL);
+	g_autoptr(GMatchInfo) m = NULL;
+	if (st->n_fields != 0 || !g_regex_match(re, st->sql, 0, &m))
+		return;
+	g_autofree char *table = g_match_info_fetch(m, 1), *cols = g_match_info_fetch(m, 2),
+	                *vals = g_match_info_fetch(m, 3);
+	g_auto(GStrv) col = g_strsplit(cols, ",", -1), val = g_strsplit(vals, ",", -1);
+	guint n = g_strv_length(col);
+	if (n == 0 || n != g_strv_length(val))
+		return;
+	st->copy_param = g_new(int, n);
+	for (guint i = 0; i < n; i++) {
+		const char *v = g_strstrip(val[i]);
+		long k = v[0] == '$' ? strtol(v + 1, NULL, 10) : 0;
+		if (k < 1 || k > st->n_params) {
+			g_clear_pointer(&st->copy_param, g_free);
+			return;
+		}
+		st->copy_param[i] = (int)k - 1;
+	}
+	st->n_copy_cols = (int)n;
+	st->copy_sql = g_strdup_printf("COPY %s (%s) FROM STDIN", table, cols);
+	st->copy_rows = g_string_new(NULL);
+}
+
+/* Appends the bound row to st->copy_rows, in COPY's text format. */
+static void keep_row(PixPgStmt *st)
+{
+	static const char hex[] = "0123456789abcdef";
+	GString *out = st->copy_rows;
+	for (int i = 0; i < st->n_copy_cols; i++) {
+		int k = st->copy_param[i];
+		GByteArray *v = st->values[k];
+		if (i > 0)
+			g_string_append_c(out, '\t');
+		if (v == NULL) {
+			g_string_append(out, "\\N");
+		} else if (st->types[k] == OID_BYTEA) {
+			g_string_append(out, "\\\\x");
+			for (guint j = 0; j < v->len; j++) {
+				g_string_append_c(out, hex[v->data[j] >> 4]);
+				g_string_append_c(out, hex[v->data[j] & 15]);
+			}
+		} else {
+			/* the other types' text, NUL-terminated by put_text/put_bytes */
+			for (guint j = 0; j + 1 < v->len; j++) {
+				char ch = (char)v->data[j];
+				switch (ch) {
+				case '\\': g_string_append(out, "\\\\"); break;
+				case '\t': g_string_append(out, "\\t"); break;
+				case '\n': g_string_append(out, "\\n"); break;
+				case '\r': g_string_append(out, "\\r"); break;
+				default: g_string_append_c(out, ch);
+				}
+			}
+		}
+	}
+	g_string_append_c(out, '\n');
+}
+
 int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 {
 	PixPgStmt *st = g_new0(PixPgStmt, 1);
@@ -403,6 +542,11 @@ int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 			types[n - 1] = 25, n_types = n;
 	for (int n = n_types + 1; n < 64 && used >> n; n++)
 		n_types = n;
+	int frc = flush_copies(c);
+	if (frc != SQLITE_OK) {
+		pix_pg_finalize(st);
+		return frc;
+	}
 	if (PQsendPrepare(c->conn, st->name, st->sql, n_types, n_types > 0 ? types : NULL) != 1 ||
 	    PQsendDescribePrepared(c->conn, st->name) != 1) {
 		pix_pg_finalize(st);
@@ -417,6 +561,7 @@ int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 		return rc != SQLITE_OK ? rc : SQLITE_ERROR;
 	}
 	st->decoded = g_new0(GByteArray *, st->n_fields);
+	plan_copy(st);
 	*out = st;
 	return SQLITE_OK;
 }
@@ -441,6 +586,9 @@ void pix_pg_finalize(PixPgStmt *st)
 {
 	if (st == NULL)
 		return;
+	/* its kept rows go now (an error then shows at the next statement) */
+	if (st->copy_rows != NULL && st->copy_rows->len > 0)
+		flush_copies(st->c);
 	pix_pg_reset(st);
 	/* a result still expected names it: the round trip must not see it freed */
 	for (guint i = 0; i < st->c->expect->len; i++) {
@@ -458,6 +606,10 @@ void pix_pg_finalize(PixPgStmt *st)
 	g_free(st->formats);
 	g_free(st->decoded);
 	g_free(st->sql);
+	g_free(st->copy_sql);
+	g_free(st->copy_param);
+	if (st->copy_rows != NULL)
+		g_string_free(st->copy_rows, TRUE);
 	g_free(st);
 }
 
@@ -547,6 +699,20 @@ int pix_pg_step(PixPgStmt *st)
 	}
 	if (st->is_done)        /* as SQLite: a failed statement fails again until reset */
 		return st->has_failed ? code_of(c->sqlstate) : SQLITE_DONE;
+	if (st->copy_sql != NULL && c->in_tx) {
+		if (st->copy_rows->len == 0)
+			g_ptr_array_add(c->copies, st);
+		gsize before = st->copy_rows->len;
+		keep_row(st);
+		c->copy_bytes += st->copy_rows->len - before;
+		c->changes = 1;
+		st->is_done = TRUE;
+		int rc = c->copy_bytes >= COPY_MAX ? flush_copies(c) : SQLITE_OK;
+		return rc == SQLITE_OK ? SQLITE_DONE : rc;
+	}
+	int frc = flush_copies(c);
+	if (frc != SQLITE_OK)
+		return frc;
 	const char *values[st->n_params > 0 ? st->n_params : 1];
 	int lengths[st->n_params > 0 ? st->n_params : 1];
 	for (int i = 0; i < st->n_params; i++) {
@@ -566,6 +732,8 @@ int pix_pg_step(PixPgStmt *st)
 	}
 	expect(c, WANT_RESULT, st);
 	int rc = round_trip(c);
+	if (st->tx_effect != 0)     /* a failed COMMIT ends the transaction too */
+		c->in_tx = st->tx_effect > 0 && rc == SQLITE_OK;
 	if (rc != SQLITE_OK)
 		return rc;
 	if (st->res == NULL)

@@ -862,9 +862,13 @@ static gboolean put_change(PixStore *s, gint64 file_id, const char *kind, const 
 	return pix_store_step_done(s, st, "cannot write the change log", error);
 }
 
-static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, GError **error)
+/* The metadata row of file_id: replaced, or (is_new: a row just added)
+ * inserted. */
+static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, gboolean is_new, GError **error)
 {
 	PixStmt *st;
+	if (m == NULL && is_new)
+		return TRUE;
 	if (m == NULL) {
 		st = pix_store_stmt(s, ST_META_DELETE, error);
 		if (st == NULL)
@@ -872,7 +876,7 @@ static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, GError *
 		pix_db_bind_int64(st, 1, file_id);
 		return pix_store_step_done(s, st, "cannot write metadata", error);
 	}
-	st = pix_store_stmt(s, ST_META_REPLACE, error);
+	st = pix_store_stmt(s, is_new ? ST_META_INSERT : ST_META_REPLACE, error);
 	if (st == NULL)
 		return FALSE;
 	pix_db_bind_int64(st, 1, file_id);
@@ -1103,7 +1107,7 @@ static gboolean take_over(PixStore *s, PixItem *item, const PixFileRow *row, GEr
 	g_autofree char *q_old = pix_quote(old_path), *q_new = pix_quote(new_path);
 	pix_info("'%s' is '%s', moved (same content)", q_new, q_old);
 	count(s, PIX_N_MOVED, 1);
-	return put_meta(s, row->id, item->meta, error) &&
+	return put_meta(s, row->id, item->meta, FALSE, error) &&
 	       put_change(s, row->id, "moved", item, old_path, new_path, error);
 }
 
@@ -1123,7 +1127,7 @@ static gboolean put_add(PixStore *s, PixItem *item, gboolean is_unmatched, GErro
 		return take_over(s, item, moved, error);
 	if (!insert_file(s, item, &id, error))
 		return FALSE;
-	return put_meta(s, id, item->meta, error) && put_change(s, id, "added", item, NULL, NULL, error);
+	return put_meta(s, id, item->meta, TRUE, error) && put_change(s, id, "added", item, NULL, NULL, error);
 }
 
 static gboolean put_content(PixStore *s, PixItem *item, GError **error)
@@ -1143,7 +1147,7 @@ static gboolean put_content(PixStore *s, PixItem *item, GError **error)
 		return FALSE;
 	if (pix_db_changes(s->db) == 0)
 		return TRUE;    /* the row is no longer at the path that was read */
-	if (!put_meta(s, item->row_id, item->meta, error))
+	if (!put_meta(s, item->row_id, item->meta, FALSE, error))
 		return FALSE;
 	gboolean is_same = item->has_md5 && item->has_old_md5 && memcmp(item->md5, item->old_md5, 16) == 0;
 	/* a move already said the file is back: its re-read adds nothing */
@@ -1188,7 +1192,7 @@ static gboolean put_move(PixStore *s, PixItem *item, GError **error)
 			memcpy(item->md5, item->old_md5, 16);
 			item->is_racy = TRUE;
 		}
-		return insert_file(s, item, &id, error) && put_meta(s, id, item->meta, error) &&
+		return insert_file(s, item, &id, error) && put_meta(s, id, item->meta, TRUE, error) &&
 		       put_change(s, id, "added", item, NULL, NULL, error);
 	}
 	g_autofree char *new_path = pix_item_path(item);

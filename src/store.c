@@ -73,6 +73,15 @@ G_DEFINE_QUARK(pix-store-error-quark, pix_store_error)
  * name that is not UTF-8 is stored as a BLOB, which no TEXT equals. */
 #define SAME_TYPE(expr) "CASE WHEN typeof(files.name) = 'blob' THEN CAST(" expr " AS BLOB) ELSE " expr " END"
 
+/* a metadata row: its columns and parameters */
+#define META_ROW \
+	" (file_id, date_taken, date_tz, date_source, make, model, lens," \
+	" exposure_s, fnumber, iso, focal_mm, orientation, width, height, gps_lat, gps_lon," \
+	" gps_alt_m, duration_s, osdb_hash, aperture, exposure_program, metering_mode, flash, gps_time," \
+	" gps_direction, gps_direction_ref, description)" \
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19," \
+	" ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
+
 static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_FILE_AT] = "SELECT id, media FROM files WHERE dir_id = ?1 AND name = ?2",
@@ -183,13 +192,10 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		" f.md5, f.recheck, d.path, d.fsid FROM files f JOIN dirs d ON d.id = f.dir_id"
 		" WHERE f.md5 = ?1 AND f.size = ?2 AND f.id <= ?4"
 		" ORDER BY f.name = ?3 DESC, f.state = 'missing' DESC, f.id",
-	[ST_META_REPLACE] =
-		"INSERT OR REPLACE INTO meta (file_id, date_taken, date_tz, date_source, make, model, lens,"
-		" exposure_s, fnumber, iso, focal_mm, orientation, width, height, gps_lat, gps_lon,"
-		" gps_alt_m, duration_s, osdb_hash, aperture, exposure_program, metering_mode, flash, gps_time,"
-		" gps_direction, gps_direction_ref, description)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
-		" ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+	[ST_META_REPLACE] = "INSERT OR REPLACE INTO meta" META_ROW,
+	/* a new file's: there is no row to replace (and on PostgreSQL a
+	 * plain insert goes by COPY, db-pg.c) */
+	[ST_META_INSERT] = "INSERT INTO meta" META_ROW,
 	[ST_META_DELETE] = "DELETE FROM meta WHERE file_id = ?1",
 	[ST_CHANGE_INSERT] =
 		"INSERT INTO changes (scan_id, file_id, at, kind, old_path, new_path, old_md5, new_md5,"
@@ -247,12 +253,7 @@ static const char *const statement_pg[N_STATEMENTS] = {
 		"  ORDER BY length(x.name) DESC, x.id LIMIT 1)"
 		" WHERE id = ?1 AND media IN ('image', 'raw', 'video')",
 	[ST_META_REPLACE] =
-		"INSERT INTO meta (file_id, date_taken, date_tz, date_source, make, model, lens,"
-		" exposure_s, fnumber, iso, focal_mm, orientation, width, height, gps_lat, gps_lon,"
-		" gps_alt_m, duration_s, osdb_hash, aperture, exposure_program, metering_mode, flash, gps_time,"
-		" gps_direction, gps_direction_ref, description)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
-		" ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
+		"INSERT INTO meta" META_ROW
 		" ON CONFLICT (file_id) DO UPDATE SET date_taken = EXCLUDED.date_taken, date_tz = EXCLUDED.date_tz,"
 		" date_source = EXCLUDED.date_source, make = EXCLUDED.make, model = EXCLUDED.model,"
 		" lens = EXCLUDED.lens, exposure_s = EXCLUDED.exposure_s, fnumber = EXCLUDED.fnumber,"
