@@ -9,7 +9,8 @@
  *
  * Invariants:
  *  1. "online" is the mount table's word now, not the catalog's from the
- *     last run: a card unplugged since says offline at once.
+ *     last run: a card unplugged since says offline at once.  (On
+ *     PostgreSQL, a volume another host saw mounted last says "on HOST".)
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "cmd.h"
@@ -68,6 +69,11 @@ static gboolean print_volume(gpointer data, const PixVolumeRow *v)
 		/* where it is now, else where it was last seen */
 		pix_json_str(out, "mount_point", now != NULL ? now->mount_point : v->mount_point, &first);
 		pix_json_bool(out, "online", now != NULL, &first);
+		/* PostgreSQL: mounted on another host, which saw it last */
+		if (v->host != NULL) {
+			pix_json_str(out, "host", v->host, &first);
+			pix_json_bool(out, "on_another_host", now == NULL && v->is_online, &first);
+		}
 		pix_json_int(out, "files", v->n_files, &first);
 		pix_json_int(out, "bytes", v->bytes, &first);
 		pix_json_int(out, "missing", v->n_missing, &first);
@@ -79,8 +85,10 @@ static gboolean print_volume(gpointer data, const PixVolumeRow *v)
 		g_autofree char *bytes = pix_format_bytes(v->bytes);
 		g_autofree char *when = pix_cmd_time_text(v->last_scan_at);
 		g_autofree char *where = pix_quote(now != NULL ? now->mount_point : v->mount_point);
+		g_autofree char *host = v->host != NULL ? pix_quote(v->host) : NULL;
 		g_autofree char *where_text = now != NULL ? g_strdup(where)
-		                                          : g_strdup_printf("offline (last at %s)", where);
+		                              : host != NULL && v->is_online ? g_strdup_printf("on %s at %s", host, where)
+		                              : g_strdup_printf("offline (last at %s)", where);
 		g_string_printf(out, "%-12s %-38s %-8s %-40s %8" G_GINT64_FORMAT " files %10s  last scan %s\n",
 		                v->label != NULL ? v->label : "-", v->ident, v->fstype != NULL ? v->fstype : "-",
 		                where_text, v->n_files, bytes, when);

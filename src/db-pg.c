@@ -25,10 +25,12 @@
  *     SQLite.
  *  3. c->in_tx is the server's transaction state at the last Sync,
  *     updated for BEGIN, COMMIT and ROLLBACK sent since.
- *  4. c->copies holds the statements with rows kept for COPY; nothing is
- *     sent to the server while it is not empty (flush_copies() first), so
- *     the server sees every statement in the order the store ran them,
- *     but for the kept inserts of different tables among themselves.
+ *  4. c->copy_bytes > 0 exactly when rows are kept for COPY; nothing else
+ *     is sent to the server then (flush_copies() first), so the server
+ *     sees every statement in the order the store ran them, but for the
+ *     kept inserts of different tables among themselves: those go in the
+ *     order each statement was first used (c->copies), which is the order
+ *     of the foreign keys (a file's row is written before its metadata's).
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "db.h"
@@ -89,7 +91,8 @@ struct PixPgConn {
 	guint next_name;
 	guint n_deferred;
 	GHashTable *blocks;     /* table name -> IdBlock */
-	GPtrArray *copies;      /* PixPgStmt with rows kept (invariant 4) */
+	GPtrArray *copies;      /* PixPgStmt that can COPY, in the order they
+	                           were first used (invariant 4) */
 	gsize copy_bytes;
 };
 
@@ -114,6 +117,7 @@ struct PixPgStmt {
 	int n_copy_cols;
 	int *copy_param;        /* per column: its parameter (0-based) */
 	GString *copy_rows;     /* rows kept (invariant 4) */
+	gboolean is_copy_listed; /* in c->copies */
 };
 
 /* --- errors --- */
@@ -347,16 +351,16 @@ static int copy_rows(PixPgConn *c, PixPgStmt *st)
  * it, and the transaction is then aborted. */
 static int flush_copies(PixPgConn *c)
 {
-	if (c->copies->len == 0)
+	if (c->copy_bytes == 0)
 		return SQLITE_OK;
-	g_autoptr(GPtrArray) copies = g_steal_pointer(&c->copies);
-	c->copies = g_ptr_array_new();
 	c->copy_bytes = 0;
 	int rc = c->expect->len > 0 || c->to_close->len > 0 ? round_trip(c) : SQLITE_OK;
 	if (rc == SQLITE_OK && PQexitPipelineMode(c->conn) != 1)
 		rc = conn_failed(c);
-	for (guint i = 0; i < copies->len; i++) {
-		PixPgStmt *st = g_ptr_array_index(copies, i);
+	for (guint i = 0; i < c->copies->len; i++) {
+		PixPgStmt *st = g_ptr_array_index(c->copies, i);
+		if (st->copy_rows->len == 0)
+			continue;
 		if (rc == SQLITE_OK)
 			rc = copy_rows(c, st);
 		g_string_truncate(st->copy_rows, 0);
@@ -589,6 +593,8 @@ void pix_pg_finalize(PixPgStmt *st)
 	/* its kept rows go now (an error then shows at the next statement) */
 	if (st->copy_rows != NULL && st->copy_rows->len > 0)
 		flush_copies(st->c);
+	if (st->is_copy_listed)
+		g_ptr_array_remove(st->c->copies, st);
 	pix_pg_reset(st);
 	/* a result still expected names it: the round trip must not see it freed */
 	for (guint i = 0; i < st->c->expect->len; i++) {
@@ -700,8 +706,10 @@ int pix_pg_step(PixPgStmt *st)
 	if (st->is_done)        /* as SQLite: a failed statement fails again until reset */
 		return st->has_failed ? code_of(c->sqlstate) : SQLITE_DONE;
 	if (st->copy_sql != NULL && c->in_tx) {
-		if (st->copy_rows->len == 0)
+		if (!st->is_copy_listed) {
 			g_ptr_array_add(c->copies, st);
+			st->is_copy_listed = TRUE;
+		}
 		gsize before = st->copy_rows->len;
 		keep_row(st);
 		c->copy_bytes += st->copy_rows->len - before;

@@ -31,7 +31,8 @@ void pix_store_bind_under(PixStmt *st, int first, char **paths);
 
 /* Directory rows of volumes mounted now (or not yet placed on one): an
  * offline volume's rows are neither found nor marked missing. */
-#define ONLINE_DIR " AND (d.volume_id IS NULL OR d.volume_id IN (SELECT id FROM volumes WHERE is_online <> 0))"
+#define ONLINE_VOLUMES "(SELECT id FROM volumes WHERE is_online <> 0)"
+#define ONLINE_DIR " AND (d.volume_id IS NULL OR d.volume_id IN " ONLINE_VOLUMES ")"
 
 typedef enum {
 	ST_BEGIN,
@@ -56,6 +57,7 @@ typedef enum {
 	ST_FILES_BY_INODE,
 	ST_DIRS_UNDER,
 	ST_HAS_DEV,
+	ST_FILE_ELSEWHERE,
 	ST_DIR_STAT,
 	ST_DIR_FILE_COUNTS,
 	ST_SUBDIRS,
@@ -107,6 +109,10 @@ struct PixStore {
 
 
 /* store.c: the shared helpers of the store*.c files */
+/* Prepares `sql` on s->db.  On PostgreSQL, where hosts share the catalog,
+ * ONLINE_VOLUMES means the volumes mounted on this host (photoidx.host,
+ * set when it connects): a path, a device and an inode are this host's. */
+int pix_store_prepare(PixStore *s, const char *sql, PixStmt **out);
 PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error);
 gint64 pix_store_now(void);
 gboolean pix_store_check(PixStore *s);

@@ -44,7 +44,7 @@ static gboolean query_one(PixStore *s, const char *sql, const char *what, gboole
                           GError **error)
 {
 	g_autoptr(PixStmt) st = NULL;
-	int rc = pix_db_prepare(s->db, sql, &st);
+	int rc = pix_store_prepare(s, sql, &st);
 	if (rc == SQLITE_OK)
 		rc = pix_db_step(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
@@ -63,10 +63,13 @@ static gboolean check_identity(PixStore *s, gint64 *version, GError **error)
 	const char *what = "cannot read its schema";
 	gboolean has_row;
 	gint64 is_ours, n_tables;
-	if (!query_one(s, "SELECT to_regclass('photoidx_catalog') IS NOT NULL", what, &has_row, &is_ours, error) ||
-	    !query_one(s, "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()", what,
-	               &has_row, &n_tables, error))
+	/* one statement, one snapshot: another writer's first migration may
+	 * commit between two */
+	if (!query_one(s, "SELECT CASE WHEN to_regclass('photoidx_catalog') IS NOT NULL THEN -1 ELSE"
+	               " (SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()) END",
+	               what, &has_row, &n_tables, error))
 		return FALSE;
+	is_ours = n_tables < 0;
 	*version = 0;
 	if (!is_ours) {
 		if (n_tables == 0)
@@ -136,10 +139,21 @@ gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error)
 		            s->display, message);
 		return FALSE;
 	}
+	/* this host, for ONLINE_VOLUMES (pix_store_prepare()) */
+	g_autoptr(PixStmt) host = NULL;
+	int hrc = pix_db_prepare(s->db, "SELECT set_config('photoidx.host', ?1, false)", &host);
+	if (hrc == SQLITE_OK) {
+		pix_db_bind_text(host, 1, s->host, -1, SQLITE_STATIC);
+		hrc = pix_db_step(host);
+	}
+	if (hrc != SQLITE_ROW) {
+		pix_store_sqlite_error(error, s, hrc, "cannot set it up");
+		return FALSE;
+	}
 	/* names are stored as bytes, but every other text (and pix_text())
 	 * is UTF-8 */
 	g_autoptr(PixStmt) enc = NULL;
-	int rc = pix_db_prepare(s->db, "SELECT current_setting('server_encoding')", &enc);
+	int rc = pix_store_prepare(s, "SELECT current_setting('server_encoding')", &enc);
 	if (rc == SQLITE_OK)
 		rc = pix_db_step(enc);
 	if (rc != SQLITE_ROW) {

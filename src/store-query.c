@@ -210,7 +210,7 @@ static PixStmt *sql_prepare(PixStore *s, Sql *q, GError **error)
 	         : sqlite3_create_function(db->lite, "pix_distance_m", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
 	                                   sql_distance_fn, NULL, NULL);
 	if (rc == SQLITE_OK)
-		rc = pix_db_prepare(db, q->sql->str, &st);
+		rc = pix_store_prepare(s, q->sql->str, &st);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot prepare a query");
 		return NULL;
@@ -554,7 +554,7 @@ gboolean pix_store_stats(PixStore *s, const PixFilter *filter, PixStats *out, GE
 gboolean pix_store_last_seq(PixStore *s, gint64 *seq, GError **error)
 {
 	g_autoptr(PixStmt) st = NULL;
-	int rc = pix_db_prepare(pix_store_db(s), "SELECT coalesce(max(seq), 0) FROM changes", &st);
+	int rc = pix_store_prepare(s, "SELECT coalesce(max(seq), 0) FROM changes", &st);
 	if (rc == SQLITE_OK && (rc = pix_db_step(st)) == SQLITE_ROW) {
 		*seq = pix_db_column_int64(st, 0);
 		return TRUE;

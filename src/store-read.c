@@ -296,7 +296,7 @@ gboolean pix_store_each_to_verify(PixStore *s, char **paths, gint64 before_s, Pi
 	pix_store_sql_under(sql, "d.path", "f.name", n_paths, 5);
 	g_string_append_printf(sql, " ORDER BY coalesce(f.verified_at, f.hashed_at, 0), f.verified_at IS NOT NULL, f.id"
 	                       " LIMIT %d", VERIFY_PAGE);
-	rc = pix_db_prepare(s->db, sql->str, &st);
+	rc = pix_store_prepare(s, sql->str, &st);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
 		return FALSE;
@@ -336,7 +336,7 @@ gboolean pix_store_each_to_verify(PixStore *s, char **paths, gint64 before_s, Pi
 gboolean pix_store_verify_coverage(PixStore *s, PixVerifyCoverage *out, GError **error)
 {
 	g_autoptr(PixStmt) st = NULL;
-	int rc = pix_db_prepare(s->db,
+	int rc = pix_store_prepare(s,
 		"SELECT count(*), coalesce(sum(CASE WHEN verified_at IS NULL THEN 1 ELSE 0 END), 0),"
 		" coalesce(sum(CASE WHEN verified_at IS NULL THEN size ELSE 0 END), 0), coalesce(min(verified_at), 0)"
 		" FROM files WHERE state <> 'missing' AND md5 IS NOT NULL AND (mode & 61440) = 32768", &st);
@@ -365,7 +365,7 @@ gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStore
                                GError **error)
 {
 	g_autoptr(PixStmt) st = NULL;
-	int rc = pix_db_prepare(s->db,
+	int rc = pix_store_prepare(s,
 		"SELECT c.seq, c.scan_id, c.file_id, c.at, c.kind, d.path, f.name, c.old_path, c.new_path,"
 		" c.old_md5, c.new_md5, c.old_size, c.new_size,"
 		" CASE WHEN fv.is_online = 0 AND f.state <> 'missing' THEN 'offline' ELSE f.state END,"
@@ -420,7 +420,7 @@ char **pix_store_roots(PixStore *s, GError **error)
 {
 	g_autoptr(PixStmt) st = NULL;
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
-	int rc = pix_db_prepare(s->db, "SELECT path FROM roots ORDER BY path", &st);
+	int rc = pix_store_prepare(s, "SELECT path FROM roots ORDER BY path", &st);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
 		return NULL;

@@ -19,7 +19,7 @@
 static PixStmt *prepare(PixStore *s, const char *sql, GError **error)
 {
 	PixStmt *st = NULL;
-	int rc = pix_db_prepare(pix_store_db(s), sql, &st);
+	int rc = pix_store_prepare(s, sql, &st);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
 		return NULL;
@@ -42,17 +42,26 @@ static gboolean finish(PixStore *s, int rc, const char *what, GError **error)
 	return TRUE;
 }
 
+/* the volumes, with their files counted */
+#define VOLUMES_FROM \
+	" FROM volumes v LEFT JOIN (SELECT d.volume_id AS vid, sum(CASE WHEN f.state <> 'missing' THEN 1 ELSE 0 END) AS n," \
+	"  sum(CASE WHEN f.state <> 'missing' THEN f.size ELSE 0 END) AS bytes," \
+	"  sum(CASE WHEN f.state = 'missing' THEN 1 ELSE 0 END) AS n_missing" \
+	"  FROM files f JOIN dirs d ON d.id = f.dir_id GROUP BY d.volume_id) c ON c.vid = v.id" \
+	" ORDER BY v.id"
+
 gboolean pix_store_each_volume(PixStore *s, PixStoreVolumeFn fn, gpointer data, GError **error)
 {
-	g_autoptr(PixStmt) st = prepare(s,
-		"SELECT v.id, v.kind, v.ident, v.uuid, v.label, v.fstype, v.source, v.mount_point, v.is_online,"
-		" coalesce(c.n, 0), coalesce(c.bytes, 0), coalesce(c.n_missing, 0),"
-		" v.first_seen_at, v.last_seen_at, coalesce(v.last_scan_at, 0)"
-		" FROM volumes v LEFT JOIN (SELECT d.volume_id AS vid, sum(CASE WHEN f.state <> 'missing' THEN 1 ELSE 0 END) AS n,"
-		"  sum(CASE WHEN f.state <> 'missing' THEN f.size ELSE 0 END) AS bytes,"
-		"  sum(CASE WHEN f.state = 'missing' THEN 1 ELSE 0 END) AS n_missing"
-		"  FROM files f JOIN dirs d ON d.id = f.dir_id GROUP BY d.volume_id) c ON c.vid = v.id"
-		" ORDER BY v.id", error);
+	g_autoptr(PixStmt) st = prepare(s, pix_db_is_pg(pix_store_db(s))
+		? "SELECT v.id, v.kind, v.ident, v.uuid, v.label, v.fstype, v.source, v.mount_point, v.is_online,"
+		  " coalesce(c.n, 0), coalesce(c.bytes, 0), coalesce(c.n_missing, 0),"
+		  " v.first_seen_at, v.last_seen_at, coalesce(v.last_scan_at, 0),"
+		  " CASE WHEN v.host IS DISTINCT FROM current_setting('photoidx.host') THEN v.host END"
+		  VOLUMES_FROM
+		: "SELECT v.id, v.kind, v.ident, v.uuid, v.label, v.fstype, v.source, v.mount_point, v.is_online,"
+		  " coalesce(c.n, 0), coalesce(c.bytes, 0), coalesce(c.n_missing, 0),"
+		  " v.first_seen_at, v.last_seen_at, coalesce(v.last_scan_at, 0), NULL"
+		  VOLUMES_FROM, error);
 	int rc;
 	if (st == NULL)
 		return FALSE;
@@ -69,6 +78,7 @@ gboolean pix_store_each_volume(PixStore *s, PixStoreVolumeFn fn, gpointer data, 
 			.source = text(st, 6),
 			.mount_point = mount,
 			.is_online = pix_db_column_int(st, 8) != 0,
+			.host = text(st, 15),
 			.n_files = pix_db_column_int64(st, 9),
 			.bytes = pix_db_column_int64(st, 10),
 			.n_missing = pix_db_column_int64(st, 11),

@@ -299,6 +299,10 @@ static gboolean volume_id(PixStore *s, const PixVolume *v, gboolean is_create, g
 		int irc = pix_db_step(ins);
 		*id = irc == SQLITE_ROW ? pix_db_column_int64(ins, 0) : 0;
 		pix_db_reset(ins);
+		/* PostgreSQL: another host recorded it meanwhile (ON CONFLICT DO
+		 * NOTHING returned no row): its row is the one */
+		if (irc == SQLITE_DONE && pix_db_is_pg(s->db))
+			return volume_id(s, v, FALSE, id, error);
 		if (irc != SQLITE_ROW) {
 			pix_store_sqlite_error(error, s, irc, "cannot record a volume");
 			return FALSE;
@@ -327,7 +331,7 @@ gboolean pix_store_dir_key(PixStore *s, const PixDir *d, gboolean is_create, gin
 static gboolean run_ints(PixStore *s, const char *sql, const char *what, GError **error, int n, ...)
 {
 	g_autoptr(PixStmt) st = NULL;
-	int rc = pix_db_prepare(s->db, sql, &st);
+	int rc = pix_store_prepare(s, sql, &st);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, what);
 		return FALSE;
@@ -377,9 +381,9 @@ static gboolean rewrite_paths(PixStore *s, const char *table, gint64 vol_id, con
 	g_autofree char *sel = g_strdup_printf("SELECT id, rel_path FROM %s WHERE volume_id = ?1", table);
 	g_autofree char *upd = g_strdup_printf("UPDATE %s SET path = ?2 WHERE id = ?1", table);
 	g_autoptr(PixStmt) st = NULL, up = NULL;
-	int rc = pix_db_prepare(s->db, sel, &st);
+	int rc = pix_store_prepare(s, sel, &st);
 	if (rc == SQLITE_OK)
-		rc = pix_db_prepare(s->db, upd, &up);
+		rc = pix_store_prepare(s, upd, &up);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot move a volume");
 		return FALSE;
@@ -417,13 +421,13 @@ static gboolean place_by_path(PixStore *s, const char *table, GError **error);
 static gboolean place_legacy(PixStore *s, GError **error)
 {
 	g_autoptr(PixStmt) devs = NULL, upd = NULL, rupd = NULL;
-	int rc = pix_db_prepare(s->db,
+	int rc = pix_store_prepare(s,
 		"SELECT dev, path, ino, min(length(path)) FROM dirs WHERE volume_id IS NULL AND dev IS NOT NULL"
 		" GROUP BY dev", &devs);
 	if (rc == SQLITE_OK)
-		rc = pix_db_prepare(s->db, "SELECT id, path FROM dirs WHERE volume_id IS NULL AND (dev = ?1 OR dev IS NULL)", &upd);
+		rc = pix_store_prepare(s, "SELECT id, path FROM dirs WHERE volume_id IS NULL AND (dev = ?1 OR dev IS NULL)", &upd);
 	if (rc == SQLITE_OK)
-		rc = pix_db_prepare(s->db, "UPDATE OR IGNORE dirs SET volume_id = ?2, rel_path = ?3 WHERE id = ?1", &rupd);
+		rc = pix_store_prepare(s, "UPDATE OR IGNORE dirs SET volume_id = ?2, rel_path = ?3 WHERE id = ?1", &rupd);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot place directories on volumes");
 		return FALSE;
@@ -479,12 +483,12 @@ static gboolean place_by_path(PixStore *s, const char *table, GError **error)
 	g_autofree char *upd = g_strdup_printf("UPDATE OR IGNORE %s SET volume_id = ?2, rel_path = ?3 WHERE id = ?1",
 	                                       table);
 	g_autoptr(PixStmt) root = NULL, rset = NULL;
-	int rc = pix_db_prepare(s->db, sel, &root);
+	int rc = pix_store_prepare(s, sel, &root);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot place directories and roots on volumes");
 		return FALSE;
 	}
-	rc = pix_db_prepare(s->db, upd, &rset);
+	rc = pix_store_prepare(s, upd, &rset);
 	while (rc == SQLITE_OK && (rc = pix_db_step(root)) == SQLITE_ROW) {
 		g_autofree char *path = pix_store_column_bytes(root, 1);
 		struct stat st;
@@ -537,12 +541,12 @@ static gboolean refresh_volumes(PixStore *s, GError **error)
 	 * this host's mount table is offline only if this host saw it last
 	 * (another host may have it mounted); one this host sees is its now */
 	g_autoptr(PixStmt) st = NULL, set = NULL;
-	int rc = pix_db_prepare(s->db, is_pg
+	int rc = pix_store_prepare(s, is_pg
 		? "SELECT id, kind, ident, mount_point, mount_root, dev, is_online, host IS NOT DISTINCT FROM ?1"
 		  " FROM volumes ORDER BY id"
 		: "SELECT id, kind, ident, mount_point, mount_root, dev, is_online, 1 FROM volumes ORDER BY id", &st);
 	if (rc == SQLITE_OK)
-		rc = pix_db_prepare(s->db, is_pg
+		rc = pix_store_prepare(s, is_pg
 			? "UPDATE volumes SET mount_point = ?2, mount_root = ?3, dev = ?4, is_online = 1, last_seen_at = ?5,"
 			  " label = ?6, fstype = ?7, source = ?8, host = ?9 WHERE id = ?1"
 			: "UPDATE volumes SET mount_point = ?2, mount_root = ?3, dev = ?4, is_online = 1, last_seen_at = ?5,"
@@ -619,7 +623,7 @@ static gboolean refresh_volumes(PixStore *s, GError **error)
 static gboolean note_offline_roots(PixStore *s, char **roots, GHashTable *shadowed, GError **error)
 {
 	g_autoptr(PixStmt) st = NULL;
-	int rc = pix_db_prepare(s->db,
+	int rc = pix_store_prepare(s,
 		"SELECT v.mount_point, coalesce(v.label, v.ident),"
 		" (SELECT count(*) FROM files f JOIN dirs d ON d.id = f.dir_id WHERE d.volume_id = v.id AND f.state <> 'missing')"
 		" FROM volumes v WHERE v.is_online = 0", &st);
@@ -647,6 +651,25 @@ static gboolean note_offline_roots(PixStore *s, char **roots, GHashTable *shadow
 	return TRUE;
 }
 
+/* PostgreSQL: takes the lock of each volume of `roots` the catalog
+ * already knows. */
+static gboolean lock_known_volumes(PixStore *s, char **roots, GError **error)
+{
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(gint64));
+	for (char **r = roots; *r != NULL; r++) {
+		struct stat rst;
+		g_autofree char *rel = NULL;
+		gint64 id;
+		if (pix_path_lstat(*r, &rst) != 0)
+			continue;
+		if (!volume_id(s, volume_of(s, *r, rst.st_dev, &rel), FALSE, &id, error))
+			return FALSE;
+		if (id != 0)
+			g_array_append_val(ids, id);
+	}
+	return pix_store_pg_lock_volumes(s, ids, error);
+}
+
 gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GError **error)
 {
 	g_autoptr(GString) display = g_string_new(NULL);
@@ -657,6 +680,11 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 		g_autofree char *q = pix_quote(*r);
 		g_string_append_printf(display, "%s%s", display->len ? "\n" : "", q);
 	}
+	/* PostgreSQL: the locks of the roots' volumes the catalog knows,
+	 * before anything is written (those of volumes new to it: once they
+	 * are recorded, below) */
+	if (pix_db_is_pg(s->db) && strcmp(command, "verify") != 0 && !lock_known_volumes(s, roots, error))
+		return FALSE;
 	if (!begin_batch(s, error))
 		return FALSE;
 
@@ -668,19 +696,19 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 	gboolean is_pg = pix_db_is_pg(s->db);
 	/* SQLite: the lock file says no other writer runs.  PostgreSQL: a run
 	 * whose lock no session holds has lost its writer (store-pg.c) */
-	int rc = pix_db_prepare(s->db, is_pg
+	int rc = pix_store_prepare(s, is_pg
 		? "UPDATE scans SET state = 'killed' WHERE state = 'running' AND NOT EXISTS (SELECT 1 FROM pg_locks l"
 		  " WHERE l.locktype = 'advisory' AND l.classid = " G_STRINGIFY(PIX_PG_LOCK_RUN)
 		  " AND l.objid::bigint = scans.id AND l.objsubid = 2 AND l.granted)"
 		: "UPDATE scans SET state = 'killed' WHERE state = 'running'", &killed);
 	if (rc == SQLITE_OK)
-		rc = pix_db_prepare(s->db, is_pg
+		rc = pix_store_prepare(s, is_pg
 			? "INSERT INTO scans (command, roots, started_at, state, host, pid)"
 			  " VALUES (?1, ?2, ?3, 'running', ?4, ?5) RETURNING id"
 			: "INSERT INTO scans (command, roots, started_at, state) VALUES (?1, ?2, ?3, 'running') RETURNING id",
 			&scan);
 	if (rc == SQLITE_OK)
-		rc = pix_db_prepare(s->db, "INSERT INTO roots (path, first_scan_at, volume_id, rel_path)"
+		rc = pix_store_prepare(s, "INSERT INTO roots (path, first_scan_at, volume_id, rel_path)"
 		                        " VALUES (?1, ?2, ?3, ?4)"
 		                        " ON CONFLICT (volume_id, rel_path) DO UPDATE SET path = ?1", &root);
 	if (rc != SQLITE_OK) {
@@ -698,7 +726,7 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 	if (!query_int(s, scan, &s->scan_id, "cannot record the scan", error) ||
 	    (is_pg && !pix_store_pg_lock_run(s, error)))
 		goto fail;
-	rc = pix_db_prepare(s->db, "SELECT coalesce(max(id), 0) FROM files", &rows);
+	rc = pix_store_prepare(s, "SELECT coalesce(max(id), 0) FROM files", &rows);
 	if (rc == SQLITE_OK)
 		rc = pix_db_step(rows);
 	if (rc != SQLITE_ROW) {
@@ -739,9 +767,16 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 		if (!pix_store_step_done(s, root, "cannot record the scan", error))
 			goto fail;
 	}
-	/* PostgreSQL: the volumes' locks, after the commit (a writer that
-	 * waits for one holds no row another needs) */
-	return pix_store_commit(s, error) && (!is_pg || pix_store_pg_lock_volumes(s, vol_ids, error));
+	/* PostgreSQL: the new volumes' locks, after the commit (a writer that
+	 * waits for one holds no row another needs); a run refused one ends
+	 * 'failed' (exit status 2) */
+	if (!pix_store_commit(s, error))
+		return FALSE;
+	if (is_pg && !pix_store_pg_lock_volumes(s, vol_ids, error)) {
+		pix_store_end_scan(s, "failed", 2, NULL);
+		return FALSE;
+	}
+	return TRUE;
 fail:
 	rollback_batch(s);
 	return FALSE;
@@ -753,15 +788,16 @@ static gboolean record_end(PixStore *s, const char *state, int exit_status, GErr
 	if (!begin_batch(s, error))
 		return FALSE;
 	g_autoptr(PixStmt) st = NULL, roots = NULL;
-	int rc = pix_db_prepare(s->db,
+	int rc = pix_store_prepare(s,
 		"UPDATE scans SET finished_at = ?2, state = ?3, n_dirs = ?4, n_new = ?5, n_changed = ?6,"
 		" n_moved = ?7, n_missing = ?8, n_unchanged = ?9, n_errors = ?10, bytes_read = ?11,"
 		" exit_status = ?12 WHERE id = ?1", &st);
 	if (rc == SQLITE_OK)
-		rc = pix_db_prepare(s->db, "UPDATE roots SET last_scan_at = ?1 WHERE path = ?2 RETURNING volume_id", &roots);
+		rc = pix_store_prepare(s, "UPDATE roots SET last_scan_at = ?1 WHERE path = ?2"
+		                       " AND (volume_id IS NULL OR volume_id IN " ONLINE_VOLUMES ") RETURNING volume_id", &roots);
 	g_autoptr(PixStmt) vols = NULL;
 	if (rc == SQLITE_OK)
-		rc = pix_db_prepare(s->db, "UPDATE volumes SET last_scan_at = ?1 WHERE id = ?2", &vols);
+		rc = pix_store_prepare(s, "UPDATE volumes SET last_scan_at = ?1 WHERE id = ?2", &vols);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot record the end of the scan");
 		rollback_batch(s);
@@ -1049,6 +1085,20 @@ static gboolean insert_file(PixStore *s, PixItem *item, gint64 *id, GError **err
  * copy whose original is still in place is a file of its own.  Returns the
  * row (transfer full) or NULL.
  */
+/* Whether file row `id` is on a volume not mounted on this host. */
+static gboolean is_on_other_host(PixStore *s, gint64 id, gboolean *is_elsewhere, GError **error)
+{
+	PixStmt *st = pix_store_stmt(s, ST_FILE_ELSEWHERE, error);
+	if (st == NULL)
+		return FALSE;
+	pix_db_bind_int64(st, 1, id);
+	gint64 n;
+	if (!query_int(s, st, &n, "cannot look for a moved file", error))
+		return FALSE;
+	*is_elsewhere = n == 1;
+	return TRUE;
+}
+
 static PixFileRow *find_moved_by_md5(PixStore *s, const PixItem *item, GError **error)
 {
 	/* empty files all share one MD5: content says nothing about them.
@@ -1076,7 +1126,14 @@ static PixFileRow *find_moved_by_md5(PixStore *s, const PixItem *item, GError **
 	for (guint i = 0; rows != NULL && i < rows->len; i++) {
 		PixFileRow *row = g_ptr_array_index(rows, i);
 		g_autofree char *old_path = pix_path_join(row->dir_path, row->name);
-		if (!pix_path_is_gone(row->dir_path, row->name) || !pix_path_ancestor_on(old_path, row->st.dev, row->dir_fsid))
+		gboolean is_elsewhere = FALSE;
+		/* PostgreSQL: a file its own host found gone, on a volume not
+		 * mounted here (its path and device are that host's) */
+		if (pix_db_is_pg(s->db) && row->state == PIX_STATE_MISSING &&
+		    !is_on_other_host(s, row->id, &is_elsewhere, error))
+			return NULL;
+		if (!is_elsewhere &&
+		    (!pix_path_is_gone(row->dir_path, row->name) || !pix_path_ancestor_on(old_path, row->st.dev, row->dir_fsid)))
 			continue;
 		return g_ptr_array_steal_index(rows, i);
 	}

@@ -212,6 +212,10 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		"SELECT d.id, d.path, d.state FROM dirs d WHERE d.state <> 'missing' AND"
 		" (d.path = ?1 OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4) OR (d.path > ?5 AND d.path < ?6))"
 		ONLINE_DIR,
+	/* (PostgreSQL's hosts, see find_moved_by_md5) */
+	[ST_FILE_ELSEWHERE] =
+		"SELECT 1 FROM files f JOIN dirs d ON d.id = f.dir_id WHERE f.id = ?1 AND d.volume_id IS NOT NULL"
+		" AND d.volume_id NOT IN " ONLINE_VOLUMES,
 	[ST_HAS_DEV] = "SELECT 1 FROM files f JOIN dirs d ON d.id = f.dir_id WHERE f.dev = ?1" ONLINE_DIR " LIMIT 1",
 	/* as listed by a run that finished */
 	[ST_DIR_STAT] =
@@ -267,7 +271,8 @@ static const char *const statement_pg[N_STATEMENTS] = {
 	[ST_VOLUME_INSERT] =
 		"INSERT INTO volumes (kind, ident, uuid, label, fstype, source, mount_point, mount_root, dev,"
 		" is_online, first_seen_at, last_seen_at, host)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10, ?11) RETURNING id",
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10, ?11)"
+		" ON CONFLICT (kind, ident) DO NOTHING RETURNING id",
 	/* sequence numbers are given at commit, under one lock for all
 	 * writers, so they become visible in their order (issue 18): a
 	 * reader that has seen N never later finds an N - 1 */
@@ -365,6 +370,25 @@ gboolean pix_store_pragma_int(PixStore *s, const char *pragma, gint64 *out, GErr
 	return TRUE;
 }
 
+#define ONLINE_VOLUMES_HERE \
+	"(SELECT id FROM volumes WHERE is_online <> 0 AND host IS NOT DISTINCT FROM current_setting('photoidx.host'))"
+
+/* `sql` as PostgreSQL's connection runs it (transfer full), see
+ * pix_store_prepare(). */
+static char *sql_here(const char *sql)
+{
+	g_auto(GStrv) parts = g_strsplit(sql, ONLINE_VOLUMES, -1);
+	return g_strjoinv(ONLINE_VOLUMES_HERE, parts);
+}
+
+int pix_store_prepare(PixStore *s, const char *sql, PixStmt **out)
+{
+	if (!pix_db_is_pg(s->db))
+		return pix_db_prepare(s->db, sql, out);
+	g_autofree char *here = sql_here(sql);
+	return pix_db_prepare(s->db, here, out);
+}
+
 /* The prepared statement `id`, reset and with cleared bindings. */
 PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error)
 {
@@ -379,7 +403,7 @@ PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error)
 				s->stmts[id]->lite = lite;
 			}
 		} else {
-			rc = pix_db_prepare(s->db, sql, &s->stmts[id]);
+			rc = pix_store_prepare(s, sql, &s->stmts[id]);
 		}
 		if (rc != SQLITE_OK) {
 			pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");

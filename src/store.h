@@ -253,6 +253,8 @@ typedef struct {
 	const char *uuid, *label, *fstype, *source; /* NULL when unknown */
 	const char *mount_point;  /* where it was last seen (bytes) */
 	gboolean is_online;       /* mounted at the last run's look */
+	const char *host;         /* PostgreSQL: the other host that saw it so, NULL
+	                             when it was this one (and on SQLite) */
 	gint64 n_files;           /* files not missing */
 	gint64 bytes;             /* their size */
 	gint64 n_missing;

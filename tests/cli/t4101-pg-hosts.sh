@@ -250,10 +250,6 @@ test_expect_success 'three hosts open a new catalog at once: one makes it, all s
 	done
 '
 
-# (the shared catalog made by one host: the race of a first migration is
-# the test above)
-pxon h1 forget --missing >/dev/null 2>"$TRASH/.forget" || { echo "Bail out! cannot make the catalog:"; cat "$TRASH/.forget"; exit 1; }
-
 test_expect_success 'the three hosts scan into the catalog at once, over their links: all exit 0' '
 	for h in h1 h2 h3; do
 		spawn scan-$h pxon $h scan -q "$(mnt $h)"
