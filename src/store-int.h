@@ -71,6 +71,8 @@ typedef enum {
 	ST_VOLUME_FIND,
 	ST_VOLUME_INSERT,
 	ST_SEQ_LOCK,            /* PostgreSQL only: the change log's order (store-pg.c) */
+	ST_SEQ_MAX,
+	ST_CHANGE_INSERT_SEQ,
 	ST_SEQ_ASSIGN,
 	ST_SEQ_NOTIFY,
 	N_STATEMENTS
@@ -105,7 +107,20 @@ struct PixStore {
 	                           committed or written by the open batch */
 	GHashTable *unknown_devs; /* st_dev the mount table lacked once: read
 	                           again for each only once */
+	GArray *pg_changes;     /* PostgreSQL: PixChangeRow, the open batch's
+	                           change-log entries, written at its commit */
 };
+
+/* A change-log entry to write (store-write.c). Strings borrowed, but for
+ * those held in PixStore.pg_changes, which are owned. */
+typedef struct {
+	gint64 file_id, volume_id;  /* 0: NULL */
+	const char *kind;           /* static */
+	char *old_path, *new_path;  /* NULL: none */
+	gboolean has_old_md5, has_new_md5, has_old_size, has_new_size;
+	guint8 old_md5[16], new_md5[16];
+	gint64 old_size, new_size;
+} PixChangeRow;
 
 
 /* store.c: the shared helpers of the store*.c files */
@@ -155,6 +170,9 @@ gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error);
 /* In the open batch, just before COMMIT: numbers its change log entries
  * and wakes the LISTENers of photoidx_changes. */
 gboolean pix_store_pg_before_commit(PixStore *s, GError **error);
+/* Binds a change-log entry to ST_CHANGE_INSERT or ST_CHANGE_INSERT_SEQ
+ * (store-write.c). */
+void pix_store_bind_change(PixStore *s, PixStmt *st, const PixChangeRow *c);
 /* Session locks: the run begun (s->scan_id), and each volume of
  * `volume_ids` (gint64), waiting for another writer's unless is_no_wait. */
 gboolean pix_store_pg_lock_run(PixStore *s, GError **error);

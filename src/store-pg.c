@@ -17,9 +17,13 @@
  * until the server notices, frees them.
  *
  * Invariants:
- *  1. changes.seq is set only in ST_SEQ_ASSIGN, under the SEQ lock held
- *     to the commit: seq values become visible in ascending order, with
- *     no gap (a batch rolled back gave none that anyone saw).
+ *  1. changes.seq is given only in pix_store_pg_before_commit(), under
+ *     the SEQ lock held to the commit: the batch's entries (kept in
+ *     PixStore.pg_changes until then) are written numbered from the
+ *     highest number committed, and entries a statement wrote for many
+ *     rows (forget) are numbered after them; seq values become visible in
+ *     ascending order, with no gap (a batch rolled back gave none that
+ *     anyone saw).
  *  2. A scanner writes the rows of a volume only while it holds that
  *     volume's lock (taken in pix_store_begin_scan(), before the walk).
  */
@@ -174,22 +178,44 @@ gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error)
 	return TRUE;
 }
 
-gboolean pix_store_pg_before_commit(PixStore *s, GError **error)
+/* Steps `id` to its end: its first column's last value in *out (if not NULL). */
+static gboolean run_stmt(PixStore *s, StatementId id, gint64 *out, GError **error)
 {
-	static const StatementId steps[] = { ST_SEQ_LOCK, ST_SEQ_ASSIGN, ST_SEQ_NOTIFY };
-	for (guint i = 0; i < G_N_ELEMENTS(steps); i++) {
-		PixStmt *st = pix_store_stmt(s, steps[i], error);
-		if (st == NULL)
-			return FALSE;
-		int rc;
-		while ((rc = pix_db_step(st)) == SQLITE_ROW)
-			;
-		if (rc != SQLITE_DONE) {
-			pix_store_sqlite_error(error, s, rc, "cannot number the change log");
-			return FALSE;
-		}
+	PixStmt *st = pix_store_stmt(s, id, error);
+	if (st == NULL)
+		return FALSE;
+	int rc;
+	while ((rc = pix_db_step(st)) == SQLITE_ROW)
+		if (out != NULL)
+			*out = pix_db_column_int64(st, 0);
+	if (rc != SQLITE_DONE) {
+		pix_store_sqlite_error(error, s, rc, "cannot number the change log");
+		return FALSE;
 	}
 	return TRUE;
+}
+
+gboolean pix_store_pg_before_commit(PixStore *s, GError **error)
+{
+	/* the lock first, then the highest number: that statement's snapshot
+	 * sees every batch numbered before (invariant 1) */
+	gint64 seq = 0;
+	if (!run_stmt(s, ST_SEQ_LOCK, NULL, error) || !run_stmt(s, ST_SEQ_MAX, &seq, error))
+		return FALSE;
+	/* the batch's entries, numbered in their order (sent by COPY with the
+	 * COMMIT); then any a statement wrote for many rows at once */
+	for (guint i = 0; s->pg_changes != NULL && i < s->pg_changes->len; i++) {
+		PixStmt *st = pix_store_stmt(s, ST_CHANGE_INSERT_SEQ, error);
+		if (st == NULL)
+			return FALSE;
+		pix_store_bind_change(s, st, &g_array_index(s->pg_changes, PixChangeRow, i));
+		pix_db_bind_int64(st, 12, ++seq);
+		if (!pix_store_step_done(s, st, "cannot write the change log", error))
+			return FALSE;
+	}
+	if (s->pg_changes != NULL)
+		g_array_set_size(s->pg_changes, 0);
+	return run_stmt(s, ST_SEQ_ASSIGN, NULL, error) && run_stmt(s, ST_SEQ_NOTIFY, NULL, error);
 }
 
 /* Takes session lock (key, id): at once, else (unless is_no_wait) after

@@ -33,6 +33,8 @@ static gboolean begin_batch(PixStore *s, GError **error)
 
 static void rollback_batch(PixStore *s)
 {
+	if (s->pg_changes != NULL)
+		g_array_set_size(s->pg_changes, 0);
 	if (!s->in_batch)
 		return;
 	pix_db_exec(s->db, "ROLLBACK");
@@ -346,32 +348,65 @@ static gboolean run_ints(PixStore *s, const char *sql, const char *what, GError 
 
 /* A change-log row with what every entry has bound: its run, time, kind
  * and paths (transfer none; the caller binds the rest and steps it). */
-static PixStmt *change_row(PixStore *s, const char *kind, const char *old_path, const char *new_path,
-                                GError **error)
+static void change_row_clear(gpointer p)
 {
-	PixStmt *st = pix_store_stmt(s, ST_CHANGE_INSERT, error);
-	if (st == NULL)
-		return NULL;
-	if (s->scan_id > 0)
-		pix_db_bind_int64(st, 1, s->scan_id);
-	pix_db_bind_int64(st, 3, s->now_s);
-	pix_db_bind_text(st, 4, kind, -1, SQLITE_STATIC);
-	if (old_path != NULL)
-		pix_store_bind_path(st, 5, old_path);
-	if (new_path != NULL)
-		pix_store_bind_path(st, 6, new_path);
-	return st;
+	PixChangeRow *c = p;
+	g_free(c->old_path);
+	g_free(c->new_path);
 }
 
-/* A volume's entry in the change log. */
+void pix_store_bind_change(PixStore *s, PixStmt *st, const PixChangeRow *c)
+{
+	if (s->scan_id > 0)
+		pix_db_bind_int64(st, 1, s->scan_id);
+	if (c->file_id != 0)
+		pix_db_bind_int64(st, 2, c->file_id);
+	pix_db_bind_int64(st, 3, s->now_s);
+	pix_db_bind_text(st, 4, c->kind, -1, SQLITE_STATIC);
+	if (c->old_path != NULL)
+		pix_store_bind_path(st, 5, c->old_path);
+	if (c->new_path != NULL)
+		pix_store_bind_path(st, 6, c->new_path);
+	if (c->has_old_md5)
+		pix_db_bind_blob(st, 7, c->old_md5, 16, SQLITE_STATIC);
+	if (c->has_new_md5)
+		pix_db_bind_blob(st, 8, c->new_md5, 16, SQLITE_STATIC);
+	if (c->has_old_size)
+		pix_db_bind_int64(st, 9, c->old_size);
+	if (c->has_new_size)
+		pix_db_bind_int64(st, 10, c->new_size);
+	if (c->volume_id != 0)
+		pix_db_bind_int64(st, 11, c->volume_id);
+}
+
+/* Writes a change-log entry into the open batch: at once on SQLite; on
+ * PostgreSQL at the commit, where it is numbered (store-pg.c). */
+static gboolean put_change_row(PixStore *s, const PixChangeRow *c, GError **error)
+{
+	if (pix_db_is_pg(s->db)) {
+		if (s->pg_changes == NULL) {
+			s->pg_changes = g_array_new(FALSE, FALSE, sizeof(PixChangeRow));
+			g_array_set_clear_func(s->pg_changes, change_row_clear);
+		}
+		PixChangeRow kept = *c;
+		kept.old_path = g_strdup(c->old_path);
+		kept.new_path = g_strdup(c->new_path);
+		g_array_append_val(s->pg_changes, kept);
+		return TRUE;
+	}
+	PixStmt *st = pix_store_stmt(s, ST_CHANGE_INSERT, error);
+	if (st == NULL)
+		return FALSE;
+	pix_store_bind_change(s, st, c);
+	return pix_store_step_done(s, st, "cannot write the change log", error);
+}
+
 static gboolean put_volume_change(PixStore *s, gint64 vol_id, const char *kind, const char *old_path,
                                   const char *new_path, GError **error)
 {
-	PixStmt *st = change_row(s, kind, old_path, new_path, error);
-	if (st == NULL)
-		return FALSE;
-	pix_db_bind_int64(st, 11, vol_id);
-	return pix_store_step_done(s, st, "cannot write the change log", error);
+	PixChangeRow c = { .volume_id = vol_id, .kind = kind, .old_path = (char *)old_path,
+	                   .new_path = (char *)new_path };
+	return put_change_row(s, &c, error);
 }
 
 /* The rows of `table` (dirs or roots) on volume `vol_id`: their `path`
@@ -883,19 +918,16 @@ gboolean pix_store_end_scan(PixStore *s, const char *state, int exit_status, GEr
 static gboolean put_change(PixStore *s, gint64 file_id, const char *kind, const PixItem *item,
                            const char *old_path, const char *new_path, GError **error)
 {
-	PixStmt *st = change_row(s, kind, old_path, new_path, error);
-	if (st == NULL)
-		return FALSE;
-	pix_db_bind_int64(st, 2, file_id);
-	if (item->has_old_md5)
-		pix_db_bind_blob(st, 7, item->old_md5, 16, SQLITE_STATIC);
-	if (item->has_md5 && strcmp(kind, "moved") != 0 && strcmp(kind, "missing") != 0)
-		pix_db_bind_blob(st, 8, item->md5, 16, SQLITE_STATIC);
-	if (strcmp(kind, "added") != 0)
-		pix_db_bind_int64(st, 9, item->old_st.size_bytes);
-	if (strcmp(kind, "missing") != 0)
-		pix_db_bind_int64(st, 10, item->st.size_bytes);
-	return pix_store_step_done(s, st, "cannot write the change log", error);
+	PixChangeRow c = {
+		.file_id = file_id, .kind = kind, .old_path = (char *)old_path, .new_path = (char *)new_path,
+		.has_old_md5 = item->has_old_md5,
+		.has_new_md5 = item->has_md5 && strcmp(kind, "moved") != 0 && strcmp(kind, "missing") != 0,
+		.has_old_size = strcmp(kind, "added") != 0, .old_size = item->old_st.size_bytes,
+		.has_new_size = strcmp(kind, "missing") != 0, .new_size = item->st.size_bytes,
+	};
+	memcpy(c.old_md5, item->old_md5, 16);
+	memcpy(c.new_md5, item->md5, 16);
+	return put_change_row(s, &c, error);
 }
 
 /* The metadata row of file_id: replaced, or (is_new: a row just added)

@@ -277,6 +277,12 @@ static const char *const statement_pg[N_STATEMENTS] = {
 	 * writers, so they become visible in their order (issue 18): a
 	 * reader that has seen N never later finds an N - 1 */
 	[ST_SEQ_LOCK] = "SELECT pg_advisory_xact_lock(" G_STRINGIFY(PIX_PG_LOCK_SEQ) ")",
+	[ST_SEQ_MAX] = "SELECT coalesce(max(seq), 0) FROM changes",
+	/* as ST_CHANGE_INSERT, numbered (and so sent by COPY at the commit) */
+	[ST_CHANGE_INSERT_SEQ] =
+		"INSERT INTO changes (scan_id, file_id, at, kind, old_path, new_path, old_md5, new_md5,"
+		" old_size, new_size, volume_id, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+	/* entries written by one statement for many rows (forget) */
 	[ST_SEQ_ASSIGN] =
 		"UPDATE changes c SET seq = n.base + n.r FROM (SELECT id, row_number() OVER (ORDER BY id) AS r,"
 		" (SELECT coalesce(max(seq), 0) FROM changes) AS base FROM changes WHERE seq IS NULL) n"
@@ -895,6 +901,8 @@ void pix_store_free(PixStore *s)
 		g_array_free(s->dirty, TRUE);
 	g_clear_pointer(&s->volume_ids, g_hash_table_destroy);
 	g_clear_pointer(&s->unknown_devs, g_hash_table_destroy);
+	if (s->pg_changes != NULL)
+		g_array_free(s->pg_changes, TRUE);
 	g_free(s->path);
 	g_free(s->display);
 	g_free(s->host);
