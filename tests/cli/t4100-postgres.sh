@@ -86,6 +86,14 @@ test_expect_success 'a change, a move and a removal: the same change log as SQLi
 	catalog_of "$DB" >lite.csv && catalog_of "$PG" >pg.csv && diff -u lite.csv pg.csv
 '
 
+test_expect_success 'forget removes the missing files; its entries are numbered after the others' '
+	px forget --db "$PG" --missing >out && grep -q "^forgot 1 missing file" out &&
+	test "$(pg_q cat "SELECT count(*) FROM files WHERE state = '\''missing'\''")" = 0 &&
+	test "$(pg_q cat "SELECT kind FROM changes ORDER BY seq DESC LIMIT 1")" = forgotten &&
+	px changes --db "$PG" | cut -f1 >seqs && seq 1 "$(wc -l <seqs)" >want && diff -u want seqs &&
+	test "$(pg_q cat "SELECT count(*) FROM changes WHERE seq IS NULL")" = 0
+'
+
 test_expect_success 'verify reads the files of a PostgreSQL catalog' '
 	px verify --db "$PG" >out && grep -q "^verified 8 files" out &&
 	test "$(pg_q cat "SELECT count(*) FROM files WHERE verify_state = '\''ok'\''")" = 8

@@ -546,4 +546,26 @@ test_expect_success 'at the same path, the scan of one host leaves the other hos
 	test "$(pq "SELECT count(*) FROM file_info WHERE state = '\''missing'\''")" = 9
 '
 
+# A photo moved from one host's disk to another's: h1 finds it gone, h2
+# finds it new, with the MD5 and size of h1's missing row, and takes that
+# row over (the issue: moves between volumes on different hosts are paired
+# by MD5 and size).
+test_expect_success 'a photo moved from h1'\''s disk to h2'\''s is one row, moved, with its history' '
+	pq "SELECT rel_path_text || '\''|'\'' || md5 || '\''|'\'' || id FROM file_info
+		WHERE volume = '\''$U1'\'' AND state = '\''ok'\'' AND size > 0 AND media = '\''image'\''
+		AND rel_path_text NOT LIKE '\''%/%/%/%'\'' AND position(chr(10) IN rel_path_text) = 0
+		AND md5 IN (SELECT md5 FROM file_info GROUP BY md5 HAVING count(*) = 1) ORDER BY id LIMIT 1" >pick &&
+	rel=$(cut -d"|" -f1 pick) && md5=$(cut -d"|" -f2 pick) && id=$(cut -d"|" -f3 pick) &&
+	test -n "$id" &&
+	on h1 cat "$(mnt h1)/$rel" >moving.jpg &&
+	on h1 rm "$(mnt h1)/$rel" &&
+	on h2 sh -c "cat >\"\$1/moved-here.jpg\" && touch -d \"2 days ago\" \"\$1/moved-here.jpg\"" - "$(mnt h2)" <moving.jpg &&
+	pxon h1 scan "$(mnt h1)" >move-h1.out && grep -q " 1 missing," move-h1.out &&
+	pxon h2 scan "$(mnt h2)" >move-h2.out && cat move-h2.out && grep -q "^0 new, 0 changed, 1 moved," move-h2.out &&
+	test "$(pq "SELECT id || '\''|'\'' || volume || '\''|'\'' || rel_path_text || '\''|'\'' || state
+		FROM file_info WHERE md5 = '\''$md5'\''")" = "$id|$U2|moved-here.jpg|ok" &&
+	test "$(pq "SELECT kind FROM changes WHERE file_id = $id ORDER BY seq DESC LIMIT 1")" = moved &&
+	feed_is_whole
+'
+
 test_done
