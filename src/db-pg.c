@@ -38,7 +38,6 @@
 #include <errno.h>
 #include <libpq-fe.h>
 #include <math.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,11 +149,6 @@ const char *pix_pg_errmsg(PixPgConn *c)
 int pix_pg_errcode(PixPgConn *c)
 {
 	return c->errmsg == NULL ? SQLITE_OK : code_of(c->sqlstate);
-}
-
-const char *pix_pg_sqlstate(PixPgConn *c)
-{
-	return c->sqlstate;
 }
 
 static int conn_failed(PixPgConn *c)
@@ -872,7 +866,7 @@ int pix_pg_column_bytes(PixPgStmt *st, int i)
 	return PQgetlength(st->res, st->row, i);
 }
 
-/* --- ids and notifications --- */
+/* --- ids --- */
 
 gint64 pix_pg_reserve_id(PixPgConn *c, const char *table)
 {
@@ -899,30 +893,4 @@ gint64 pix_pg_reserve_id(PixPgConn *c, const char *table)
 	if (rc != SQLITE_DONE || b->n == 0)
 		return 0;
 	return b->ids[b->next++];
-}
-
-int pix_pg_wait_notify(PixPgConn *c, int timeout_ms, char **payload)
-{
-	*payload = NULL;
-	for (;;) {
-		if (PQconsumeInput(c->conn) != 1) {
-			conn_failed(c);
-			return -1;
-		}
-		PGnotify *n = PQnotifies(c->conn);
-		if (n != NULL) {
-			*payload = g_strdup(n->extra);
-			PQfreemem(n);
-			return 1;
-		}
-		if (timeout_ms == 0)
-			return 0;
-		struct pollfd pfd = { .fd = PQsocket(c->conn), .events = POLLIN };
-		int rc = poll(&pfd, 1, timeout_ms);
-		if (rc < 0 && errno == EINTR)
-			return 0;
-		if (rc <= 0)
-			return rc == 0 ? 0 : -1;
-		timeout_ms = 0;     /* read what came, then answer */
-	}
 }

@@ -62,15 +62,9 @@ const char *pix_pg_errmsg(PixPgConn *c);
 int pix_pg_errcode(PixPgConn *c);
 gint64 pix_pg_changes(PixPgConn *c);
 int pix_pg_in_transaction(PixPgConn *c);
-/* The SQLSTATE of the last error ("" when none). */
-const char *pix_pg_sqlstate(PixPgConn *c);
 /* Ids for table's `id` column, taken from its sequence in blocks (one
  * round trip per block); 0 with the error set on failure. */
 gint64 pix_pg_reserve_id(PixPgConn *c, const char *table);
-/* Waits up to timeout_ms for a notification on a channel this
- * connection LISTENs to: 1 one came (its payload in *payload, transfer
- * full), 0 none, -1 the connection failed. */
-int pix_pg_wait_notify(PixPgConn *c, int timeout_ms, char **payload);
 
 int pix_pg_bind_int64(PixPgStmt *st, int i, gint64 v);
 int pix_pg_bind_double(PixPgStmt *st, int i, double v);

@@ -1,9 +1,12 @@
 /*
  * store.h: the catalog.  The one interface between the pipeline and the
- * database behind it (SQLite today); nothing outside store*.c knows SQL.
+ * database behind it: a SQLite file, or a PostgreSQL database that
+ * several hosts write (a postgresql:// URI; store-pg.c, db-pg.c);
+ * nothing outside store*.c and db*.c knows SQL.
  *
- * A PixStore is either a writer (one per catalog at a time, guarded by a
- * lock file next to the catalog) or a reader.  The writer applies schema
+ * A PixStore is either a writer (SQLite: one per catalog at a time,
+ * guarded by a lock file next to the catalog; PostgreSQL: one per volume
+ * at a time, guarded by an advisory lock) or a reader.  The writer applies schema
  * migrations, records scans, and takes PixItems in large transactions;
  * readers answer plan's questions about what the catalog holds, and never
  * see a half-written batch (WAL snapshots).
