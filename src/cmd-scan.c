@@ -168,7 +168,7 @@ static char **default_roots(const char *db, int *status)
 	g_autoptr(GError) error = NULL;
 	g_autoptr(PixStore) reader = pix_store_open(db, PIX_STORE_READ, FALSE, &error);
 	if (reader == NULL) {
-		g_autofree char *q = pix_quote(db);
+		g_autofree char *q = pix_store_display(db);
 		if (g_error_matches(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN) && !g_file_test(db, G_FILE_TEST_EXISTS))
 			*status = pix_cmd_usage_error("scan", "no PATH given, and there is no catalog '%s' whose roots to scan", q);
 		else {

@@ -145,10 +145,12 @@ int pix_cmd_status(int argc, char **argv)
 	Status st = { .is_json = is_json, .out = g_string_new(NULL) };
 	gint64 n_recheck = 0, n_unread = 0;
 	gboolean is_first = TRUE, is_ok;
-	g_autofree char *qdb = pix_quote(db);
+	g_autofree char *qdb = pix_store_display(db);
 	if (is_json) {
 		g_string_append_c(st.out, '{');
-		pix_json_str(st.out, "catalog", db, &is_first);
+		/* (a PostgreSQL URI without its password) */
+		g_autofree char *shown = pix_store_shown(db);
+		pix_json_str(st.out, "catalog", shown, &is_first);
 		pix_json_key(st.out, "roots", &is_first);
 		g_string_append_c(st.out, '[');
 	} else {

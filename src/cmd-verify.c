@@ -145,7 +145,7 @@ int pix_cmd_verify(int argc, char **argv)
 
 	if (!pix_db_is_pg_uri(db) && !g_file_test(db, G_FILE_TEST_EXISTS)) {
 		/* nothing to verify, and no empty catalog to leave behind */
-		g_autofree char *q = pix_quote(db);
+		g_autofree char *q = pix_store_display(db);
 		pix_error("there is no catalog '%s' to verify yet: 'photoidx scan PATH' makes it", q);
 		return PIX_EXIT_FATAL;
 	}

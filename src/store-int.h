@@ -162,8 +162,6 @@ gboolean pix_store_dir_key(PixStore *s, const PixDir *d, gboolean is_create, gin
 #define PIX_PG_LOCK_VOLUME 20555
 #define PIX_PG_LOCK_RUN 20556
 
-/* The URI as messages show it: quoted, without a password (transfer full). */
-char *pix_store_pg_display(const char *uri);
 /* Connects s->db to s->path, checks and (writer) migrates the schema;
  * *version: the schema version now. */
 gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error);

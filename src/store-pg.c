@@ -36,13 +36,6 @@
 extern const char *const pix_schema_pg_sql[];
 extern const int pix_schema_pg_count;
 
-char *pix_store_pg_display(const char *uri)
-{
-	g_autoptr(GUri) u = g_uri_parse(uri, G_URI_FLAGS_HAS_PASSWORD | G_URI_FLAGS_ENCODED, NULL);
-	g_autofree char *shown = u != NULL ? g_uri_to_string_partial(u, G_URI_HIDE_PASSWORD) : g_strdup(uri);
-	return pix_quote(shown);
-}
-
 /* One value of one row; FALSE with `error` set when it failed. */
 static gboolean query_one(PixStore *s, const char *sql, const char *what, gboolean *has_row, gint64 *out,
                           GError **error)

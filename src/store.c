@@ -850,6 +850,20 @@ static gboolean open_sqlite(PixStore *s, gboolean is_no_wait, gint64 *version, G
 	return TRUE;
 }
 
+char *pix_store_shown(const char *path)
+{
+	if (!pix_db_is_pg_uri(path))
+		return g_strdup(path);
+	g_autoptr(GUri) u = g_uri_parse(path, G_URI_FLAGS_HAS_PASSWORD | G_URI_FLAGS_ENCODED, NULL);
+	return u != NULL ? g_uri_to_string_partial(u, G_URI_HIDE_PASSWORD) : g_strdup(path);
+}
+
+char *pix_store_display(const char *path)
+{
+	g_autofree char *shown = pix_store_shown(path);
+	return pix_quote(shown);
+}
+
 PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wait, GError **error)
 {
 	g_autoptr(PixStore) s = g_new0(PixStore, 1);
@@ -857,7 +871,7 @@ PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wai
 	gboolean is_pg = pix_db_is_pg_uri(path);
 
 	s->path = g_strdup(path);
-	s->display = is_pg ? pix_store_pg_display(path) : pix_quote(path);
+	s->display = pix_store_display(path);
 	s->host = g_strdup(g_getenv("PHOTOIDX_HOST") != NULL && *g_getenv("PHOTOIDX_HOST") ? g_getenv("PHOTOIDX_HOST")
 	                                                                                  : g_get_host_name());
 	s->mode = mode;

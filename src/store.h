@@ -91,6 +91,11 @@ int pix_store_schema_version(void);
  * one fails with PIX_STORE_ERROR_OPEN (a writer upgrades it).  (transfer full)
  */
 PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wait, GError **error);
+/* The catalog `path` as output shows it: a PostgreSQL URI without its
+ * password, a file's path as it is (transfer full); and as messages name
+ * it, made safe with pix_quote() too. */
+char *pix_store_shown(const char *path);
+char *pix_store_display(const char *path);
 /* Closes it; an open batch is rolled back (never half-committed).  Accepts NULL. */
 void pix_store_free(PixStore *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixStore, pix_store_free)

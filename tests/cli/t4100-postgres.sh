@@ -159,8 +159,12 @@ test_expect_success 'a newer schema and a foreign database are refused' '
 '
 
 test_expect_success 'the password of a URI is not shown in messages' '
-	test_expect_code 2 px ls --db "postgresql://postgres:sekrit@127.0.0.1:1/cat" 2>err &&
-	grep -q "cannot connect to catalog" err && ! grep -q sekrit err
+	for c in ls status "scan lib" "verify lib"; do
+		test_expect_code 2 px $c --db "postgresql://postgres:sekrit@127.0.0.1:1/cat" >out 2>err &&
+		grep -q "postgresql://postgres@127.0.0.1:1/cat" err && ! grep -q sekrit err out || return 1
+	done &&
+	px status --db "$(echo "$PG" | sed "s|//postgres@|//postgres:sekrit@|")" --json >s.json &&
+	test "$(jq -r .catalog s.json)" = "$PG"
 '
 
 test_done
