@@ -77,6 +77,7 @@ typedef struct {
 typedef struct {
 	gint64 *ids;
 	guint n, next;
+	PixPgStmt *take;        /* the statement that takes a block */
 } IdBlock;
 
 struct PixPgConn {
@@ -159,9 +160,12 @@ static int conn_failed(PixPgConn *c)
 
 /* --- the connection --- */
 
+void pix_pg_finalize(PixPgStmt *st);
+
 static void id_block_free(gpointer p)
 {
 	IdBlock *b = p;
+	pix_pg_finalize(b->take);
 	g_free(b->ids);
 	g_free(b);
 }
@@ -198,10 +202,10 @@ PixDb *pix_db_open_pg(const char *conninfo, char **message)
 
 void pix_db_pg_close(PixPgConn *c)
 {
+	g_hash_table_destroy(c->blocks);     /* their statements, first */
 	PQfinish(c->conn);
 	g_array_free(c->expect, TRUE);
 	g_ptr_array_free(c->to_close, TRUE);
-	g_hash_table_destroy(c->blocks);
 	g_ptr_array_free(c->copies, TRUE);
 	g_free(c->errmsg);
 	g_free(c);
@@ -877,11 +881,17 @@ gint64 pix_pg_reserve_id(PixPgConn *c, const char *table)
 	}
 	if (b->next < b->n)
 		return b->ids[b->next++];
-	g_autofree char *sql = g_strdup_printf("SELECT nextval(pg_get_serial_sequence('%s', 'id'))"
-	                                       " FROM generate_series(1, %d)", table, ID_BLOCK);
-	PixPgStmt *st;
-	if (pix_pg_prepare(c, sql, &st) != SQLITE_OK)
-		return 0;
+	/* the sequence looked up once per block, not per id (perf: a tenth of
+	 * the server's time in an import) */
+	if (b->take == NULL) {
+		g_autofree char *sql = g_strdup_printf("WITH s AS MATERIALIZED (SELECT pg_get_serial_sequence('%s', 'id')"
+		                                       "::regclass AS seq) SELECT nextval(s.seq) FROM s,"
+		                                       " generate_series(1, %d)", table, ID_BLOCK);
+		if (pix_pg_prepare(c, sql, &b->take) != SQLITE_OK)
+			return 0;
+	}
+	PixPgStmt *st = b->take;
+	pix_pg_reset(st);
 	g_free(b->ids);
 	b->ids = g_new(gint64, ID_BLOCK);
 	b->n = b->next = 0;
@@ -889,7 +899,7 @@ gint64 pix_pg_reserve_id(PixPgConn *c, const char *table)
 	while ((rc = pix_pg_step(st)) == SQLITE_ROW)
 		if (b->n < ID_BLOCK)
 			b->ids[b->n++] = pix_pg_column_int64(st, 0);
-	pix_pg_finalize(st);
+	pix_pg_reset(st);
 	if (rc != SQLITE_DONE || b->n == 0)
 		return 0;
 	return b->ids[b->next++];
