@@ -160,8 +160,6 @@ static int conn_failed(PixPgConn *c)
 
 /* --- the connection --- */
 
-void pix_pg_finalize(PixPgStmt *st);
-
 static void id_block_free(gpointer p)
 {
 	IdBlock *b = p;
@@ -215,8 +213,6 @@ int pix_pg_in_transaction(PixPgConn *c)
 {
 	return c->in_tx;
 }
-
-gint64 pix_pg_changes(PixPgConn *c);
 
 static void expect(PixPgConn *c, Want want, PixPgStmt *st)
 {

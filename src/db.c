@@ -14,8 +14,6 @@ PixDb *pix_db_wrap_sqlite(sqlite3 *lite)
 	return db;
 }
 
-void pix_db_pg_close(PixPgConn *c);
-
 void pix_db_close(PixDb *db)
 {
 	if (db == NULL)

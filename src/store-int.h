@@ -32,6 +32,9 @@ void pix_store_bind_under(PixStmt *st, int first, char **paths);
 /* Directory rows of volumes mounted now (or not yet placed on one): an
  * offline volume's rows are neither found nor marked missing. */
 #define ONLINE_VOLUMES "(SELECT id FROM volumes WHERE is_online <> 0)"
+/* PostgreSQL: this host's name (PixStore.host), as the connection's
+ * photoidx.host holds it from its start (store-pg.c) */
+#define PG_THIS_HOST "current_setting('photoidx.host')"
 #define ONLINE_DIR " AND (d.volume_id IS NULL OR d.volume_id IN " ONLINE_VOLUMES ")"
 
 typedef enum {
@@ -83,8 +86,6 @@ struct PixStore {
 	char *path;
 	char *display;          /* the catalog as messages name it (quoted; a
 	                           PostgreSQL URI without its password) */
-	char *host;             /* this host's name (PHOTOIDX_HOST, else the
-	                           host name): PostgreSQL runs and volumes */
 	PixStoreMode mode;
 	gboolean is_no_wait;    /* a lock held by another writer fails at once */
 	int lock_fd;            /* -1 for readers */
@@ -109,6 +110,8 @@ struct PixStore {
 	                           again for each only once */
 	GArray *pg_changes;     /* PostgreSQL: PixChangeRow, the open batch's
 	                           change-log entries, written at its commit */
+	GHashTable *pg_locked;  /* PostgreSQL: the volume ids whose lock this
+	                           session holds */
 };
 
 /* A change-log entry to write (store-write.c). Strings borrowed, but for
@@ -172,7 +175,8 @@ gboolean pix_store_pg_before_commit(PixStore *s, GError **error);
  * (store-write.c). */
 void pix_store_bind_change(PixStore *s, PixStmt *st, const PixChangeRow *c);
 /* Session locks: the run begun (s->scan_id), and each volume of
- * `volume_ids` (gint64), waiting for another writer's unless is_no_wait. */
+ * `volume_ids` (gint64) this session does not hold yet, waiting for
+ * another writer's unless is_no_wait. */
 gboolean pix_store_pg_lock_run(PixStore *s, GError **error);
 gboolean pix_store_pg_lock_volumes(PixStore *s, const GArray *volume_ids, GError **error);
 

@@ -136,11 +136,13 @@ gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error)
 		            s->display, message);
 		return FALSE;
 	}
-	/* this host, for ONLINE_VOLUMES (pix_store_prepare()) */
+	/* this host (PHOTOIDX_HOST, else the host name), for PG_THIS_HOST */
+	const char *name = g_getenv("PHOTOIDX_HOST") != NULL && *g_getenv("PHOTOIDX_HOST") ? g_getenv("PHOTOIDX_HOST")
+	                                                                                  : g_get_host_name();
 	g_autoptr(PixStmt) host = NULL;
 	int hrc = pix_db_prepare(s->db, "SELECT set_config('photoidx.host', ?1, false)", &host);
 	if (hrc == SQLITE_OK) {
-		pix_db_bind_text(host, 1, s->host, -1, SQLITE_STATIC);
+		pix_db_bind_text(host, 1, name, -1, SQLITE_STATIC);
 		hrc = pix_db_step(host);
 	}
 	if (hrc != SQLITE_ROW) {
@@ -238,12 +240,17 @@ gboolean pix_store_pg_lock_run(PixStore *s, GError **error)
 
 gboolean pix_store_pg_lock_volumes(PixStore *s, const GArray *volume_ids, GError **error)
 {
+	if (s->pg_locked == NULL)
+		s->pg_locked = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	for (guint i = 0; i < volume_ids->len; i++) {
 		gint64 id = g_array_index(volume_ids, gint64, i);
+		if (g_hash_table_contains(s->pg_locked, &id))
+			continue;       /* held already (locked before the run began) */
 		g_autofree char *waiting = g_strdup_printf("another scanner or watcher is writing volume %" G_GINT64_FORMAT
 		                                           " (it holds the volume's lock)", id);
 		if (!take_lock(s, PIX_PG_LOCK_VOLUME, id, waiting, error))
 			return FALSE;
+		g_hash_table_add(s->pg_locked, g_memdup2(&id, sizeof id));
 	}
 	return TRUE;
 }

@@ -43,6 +43,10 @@ static gboolean finish(PixStore *s, int rc, const char *what, GError **error)
 }
 
 /* the volumes, with their files counted */
+#define VOLUMES_COLUMNS \
+	"SELECT v.id, v.kind, v.ident, v.uuid, v.label, v.fstype, v.source, v.mount_point, v.is_online," \
+	" coalesce(c.n, 0), coalesce(c.bytes, 0), coalesce(c.n_missing, 0)," \
+	" v.first_seen_at, v.last_seen_at, coalesce(v.last_scan_at, 0),"
 #define VOLUMES_FROM \
 	" FROM volumes v LEFT JOIN (SELECT d.volume_id AS vid, sum(CASE WHEN f.state <> 'missing' THEN 1 ELSE 0 END) AS n," \
 	"  sum(CASE WHEN f.state <> 'missing' THEN f.size ELSE 0 END) AS bytes," \
@@ -52,16 +56,10 @@ static gboolean finish(PixStore *s, int rc, const char *what, GError **error)
 
 gboolean pix_store_each_volume(PixStore *s, PixStoreVolumeFn fn, gpointer data, GError **error)
 {
+	/* the last column, the other host that saw it mounted: PostgreSQL's only */
 	g_autoptr(PixStmt) st = prepare(s, pix_db_is_pg(pix_store_db(s))
-		? "SELECT v.id, v.kind, v.ident, v.uuid, v.label, v.fstype, v.source, v.mount_point, v.is_online,"
-		  " coalesce(c.n, 0), coalesce(c.bytes, 0), coalesce(c.n_missing, 0),"
-		  " v.first_seen_at, v.last_seen_at, coalesce(v.last_scan_at, 0),"
-		  " CASE WHEN v.host IS DISTINCT FROM current_setting('photoidx.host') THEN v.host END"
-		  VOLUMES_FROM
-		: "SELECT v.id, v.kind, v.ident, v.uuid, v.label, v.fstype, v.source, v.mount_point, v.is_online,"
-		  " coalesce(c.n, 0), coalesce(c.bytes, 0), coalesce(c.n_missing, 0),"
-		  " v.first_seen_at, v.last_seen_at, coalesce(v.last_scan_at, 0), NULL"
-		  VOLUMES_FROM, error);
+		? VOLUMES_COLUMNS " CASE WHEN v.host IS DISTINCT FROM " PG_THIS_HOST " THEN v.host END" VOLUMES_FROM
+		: VOLUMES_COLUMNS " NULL" VOLUMES_FROM, error);
 	int rc;
 	if (st == NULL)
 		return FALSE;

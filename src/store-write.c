@@ -297,7 +297,6 @@ static gboolean volume_id(PixStore *s, const PixVolume *v, gboolean is_create, g
 		pix_store_bind_path(ins, 8, v->mount_root);
 		pix_db_bind_int64(ins, 9, (gint64)v->dev);
 		pix_db_bind_int64(ins, 10, pix_store_now());
-		pix_db_bind_text(ins, 11, s->host, -1, SQLITE_STATIC);     /* PostgreSQL's statement only */
 		int irc = pix_db_step(ins);
 		*id = irc == SQLITE_ROW ? pix_db_column_int64(ins, 0) : 0;
 		pix_db_reset(ins);
@@ -575,19 +574,18 @@ static gboolean refresh_volumes(PixStore *s, GError **error)
 	/* PostgreSQL: several hosts share the catalog, and a volume not in
 	 * this host's mount table is offline only if this host saw it last
 	 * (another host may have it mounted); one this host sees is its now */
+#define VOLUMES_SEEN "SELECT id, kind, ident, mount_point, mount_root, dev, is_online, "
+#define VOLUME_FOUND "UPDATE volumes SET mount_point = ?2, mount_root = ?3, dev = ?4, is_online = 1," \
+	" last_seen_at = ?5, label = ?6, fstype = ?7, source = ?8"
 	g_autoptr(PixStmt) st = NULL, set = NULL;
 	int rc = pix_store_prepare(s, is_pg
-		? "SELECT id, kind, ident, mount_point, mount_root, dev, is_online, host IS NOT DISTINCT FROM ?1"
-		  " FROM volumes ORDER BY id"
-		: "SELECT id, kind, ident, mount_point, mount_root, dev, is_online, 1 FROM volumes ORDER BY id", &st);
+		? VOLUMES_SEEN "host IS NOT DISTINCT FROM " PG_THIS_HOST " FROM volumes ORDER BY id"
+		: VOLUMES_SEEN "1 FROM volumes ORDER BY id", &st);
 	if (rc == SQLITE_OK)
-		rc = pix_store_prepare(s, is_pg
-			? "UPDATE volumes SET mount_point = ?2, mount_root = ?3, dev = ?4, is_online = 1, last_seen_at = ?5,"
-			  " label = ?6, fstype = ?7, source = ?8, host = ?9 WHERE id = ?1"
-			: "UPDATE volumes SET mount_point = ?2, mount_root = ?3, dev = ?4, is_online = 1, last_seen_at = ?5,"
-			  " label = ?6, fstype = ?7, source = ?8 WHERE id = ?1", &set);
-	if (rc == SQLITE_OK && is_pg)
-		pix_db_bind_text(st, 1, s->host, -1, SQLITE_STATIC);
+		rc = pix_store_prepare(s, is_pg ? VOLUME_FOUND ", host = " PG_THIS_HOST " WHERE id = ?1"
+		                                : VOLUME_FOUND " WHERE id = ?1", &set);
+#undef VOLUMES_SEEN
+#undef VOLUME_FOUND
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
 		return FALSE;
@@ -641,7 +639,6 @@ static gboolean refresh_volumes(PixStore *s, GError **error)
 		pix_store_bind_text_or_null(set, 6, v->label);
 		pix_store_bind_text_or_null(set, 7, v->fstype);
 		pix_store_bind_text_or_null(set, 8, v->source);
-		pix_db_bind_text(set, 9, s->host, -1, SQLITE_STATIC);
 		if (!pix_store_step_done(s, set, "cannot record a volume", error))
 			return FALSE;
 	}
@@ -739,7 +736,7 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 	if (rc == SQLITE_OK)
 		rc = pix_store_prepare(s, is_pg
 			? "INSERT INTO scans (command, roots, started_at, state, host, pid)"
-			  " VALUES (?1, ?2, ?3, 'running', ?4, ?5) RETURNING id"
+			  " VALUES (?1, ?2, ?3, 'running', " PG_THIS_HOST ", ?4) RETURNING id"
 			: "INSERT INTO scans (command, roots, started_at, state) VALUES (?1, ?2, ?3, 'running') RETURNING id",
 			&scan);
 	if (rc == SQLITE_OK)
@@ -756,8 +753,8 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 	pix_db_bind_text(scan, 1, command, -1, SQLITE_STATIC);
 	pix_db_bind_text(scan, 2, display->str, -1, SQLITE_STATIC);
 	pix_db_bind_int64(scan, 3, now);
-	pix_db_bind_text(scan, 4, s->host, -1, SQLITE_STATIC);
-	pix_db_bind_int64(scan, 5, getpid());
+	if (is_pg)
+		pix_db_bind_int64(scan, 4, getpid());
 	if (!query_int(s, scan, &s->scan_id, "cannot record the scan", error) ||
 	    (is_pg && !pix_store_pg_lock_run(s, error)))
 		goto fail;

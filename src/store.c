@@ -241,8 +241,8 @@ static const char *const statement_sql[N_STATEMENTS] = {
  * into its dialect as it is).  Names and paths are bytea there, every
  * one of them: no SAME_TYPE, and no replace() (a name's stem is cut in
  * its 'escape' text, where no byte but '.' itself is a '.').  Integers
- * are no booleans there.  A parameter that only PostgreSQL's statement
- * has is bound on SQLite too, where it is out of range and ignored.
+ * are no booleans there.  This host is the connection's photoidx.host
+ * (PG_THIS_HOST), never a parameter.
  */
 #define PG_STEM(n) "decode(regexp_replace(encode(" n ", 'escape'), '[^.]*$', ''), 'escape')"
 static const char *const statement_pg[N_STATEMENTS] = {
@@ -271,7 +271,7 @@ static const char *const statement_pg[N_STATEMENTS] = {
 	[ST_VOLUME_INSERT] =
 		"INSERT INTO volumes (kind, ident, uuid, label, fstype, source, mount_point, mount_root, dev,"
 		" is_online, first_seen_at, last_seen_at, host)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10, ?11)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10, " PG_THIS_HOST ")"
 		" ON CONFLICT (kind, ident) DO NOTHING RETURNING id",
 	/* sequence numbers are given at commit, under one lock for all
 	 * writers, so they become visible in their order (issue 18): a
@@ -377,7 +377,7 @@ gboolean pix_store_pragma_int(PixStore *s, const char *pragma, gint64 *out, GErr
 }
 
 #define ONLINE_VOLUMES_HERE \
-	"(SELECT id FROM volumes WHERE is_online <> 0 AND host IS NOT DISTINCT FROM current_setting('photoidx.host'))"
+	"(SELECT id FROM volumes WHERE is_online <> 0 AND host IS NOT DISTINCT FROM " PG_THIS_HOST ")"
 
 /* `sql` as PostgreSQL's connection runs it (transfer full), see
  * pix_store_prepare(). */
@@ -872,8 +872,6 @@ PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wai
 
 	s->path = g_strdup(path);
 	s->display = pix_store_display(path);
-	s->host = g_strdup(g_getenv("PHOTOIDX_HOST") != NULL && *g_getenv("PHOTOIDX_HOST") ? g_getenv("PHOTOIDX_HOST")
-	                                                                                  : g_get_host_name());
 	s->mode = mode;
 	s->is_no_wait = is_no_wait;
 	s->lock_fd = -1;
@@ -917,9 +915,9 @@ void pix_store_free(PixStore *s)
 	g_clear_pointer(&s->unknown_devs, g_hash_table_destroy);
 	if (s->pg_changes != NULL)
 		g_array_free(s->pg_changes, TRUE);
+	g_clear_pointer(&s->pg_locked, g_hash_table_destroy);
 	g_free(s->path);
 	g_free(s->display);
-	g_free(s->host);
 	g_free(s);
 }
 
