@@ -1,29 +1,51 @@
 /*
- * hash.c: hasher threads (see hash.h).
+ * hash.c: the hash stage (see hash.h).
  *
  * Reads PixChunks from its input queue; writes finished PixItems to the
  * store queue.  One thread per input queue; all messages of a file come
- * through one queue, in order, so one thread sees a whole file.
+ * through one queue, in order, so one thread sees a whole file.  Each
+ * thread runs one PixHasher, which is also what the unit tests drive
+ * directly, without threads.
  *
- * With AVX2 or AVX-512 (md5-lanes.c), a hasher keeps every file it has
+ * With AVX2 or AVX-512 (md5-lanes.c), a hasher keeps the files it has
  * data for and runs up to 8 or 16 of them at a time in SIMD lanes,
  * gathering whichever have whole 64-byte blocks ready, so files of any
  * sizes keep the lanes busy; a file alone goes through OpenSSL's block
  * function on the same state.  Without either, each file goes through
- * OpenSSL's EVP MD5, the reference.  Either way the metadata parser gets the same bytes, in order,
- * as they arrive.
+ * OpenSSL's EVP MD5, the reference, as its bytes arrive.  Either way the
+ * metadata parser gets the same bytes, in order, as they arrive.
  *
- * The hasher waits on its queue only when none of its files has work;
- * otherwise it takes what is queued without waiting, then hashes.
+ * The bookkeeping is O(1) per message and per finished file, however
+ * many files are in flight (an import of a million small files once spent
+ * two thirds of its CPU walking every file held at every step, issue 24):
+ * a file is found by its item in a hash table (only while it spans several
+ * messages: a small file is one message, START | END, and never enters
+ * it), and each file is on at most one of two intrusive lists, `ready`
+ * (whole blocks to hash, in the order they became ready: the oldest first,
+ * which frees their buffers soonest) or `complete` (to finish).  A step
+ * takes the head of `ready`; a file leaves a list by its own links.  Files
+ * are recycled through a free list, chunks linked through their own
+ * `next`: no allocation per file once the hasher has warmed up.
  *
- * Invariants:
+ * The thread waits on its queue only when no file has work; otherwise it
+ * takes what is queued without waiting, then hashes; it takes nothing
+ * while MAX_READY files are ready, so the files it holds (and their parser
+ * state) stay bounded and the rest waits in the queue.
+ *
+ * Invariants (hasher_check):
  *  1. A File's MD5 state (or EVP context) and metadata parser have seen
  *     exactly the bytes of the current pass up to the consumed position, in
  *     file order (RESTART starts both anew).
  *  2. Bytes not yet hashed are in the File's chunks (from `off` in the
- *     first) and its carry (fewer than 64, preceding the chunks).
+ *     first) and its carry (fewer than 64, preceding the chunks); after
+ *     settle(), a carry is only left when there are no chunks.
  *  3. An item leaves with has_md5 set only when its END had no error: a
  *     failed or unstable read never yields a hash.
+ *  4. A File is on `ready` iff it is not complete and has whole blocks at
+ *     the head of its chunks, on `complete` iff its END came and nothing
+ *     is left to hash but the carry (or it failed or was aborted), and in
+ *     `open` iff its START came and its END did not; n_ready and
+ *     n_complete count the lists, n_files every File in flight.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "hash.h"
@@ -50,48 +72,131 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(EVP_MD_CTX, EVP_MD_CTX_free)
 #define TAKE_BATCH 64
 #define FINISH_BATCH 64
 
-struct PixHashers {
-	GThread **threads;
-	guint n;
-};
+/* Ready files above which the thread takes no more messages: enough to
+ * fill the lanes four times over. */
+#define MAX_READY (4 * PIX_MD5_MAX_LANES)
 
-typedef struct {
-	PixQueue *in;
-	PixQueue *out;
-	guint n_lanes;              /* streams hashed at once; 0: OpenSSL per file */
-	gboolean is_lanes;          /* n_lanes > 0 */
-} HasherArgs;
+typedef enum {
+	ON_NONE,      /* waiting for more data */
+	ON_READY,
+	ON_COMPLETE,
+} ListKind;
 
-/* A file between its START and its END. */
-typedef struct {
+/* A file between its START and its finish. */
+typedef struct File File;
+struct File {
 	PixItem *item;              /* (owned) */
 	PixMd5 md5;                 /* is_lanes: the state */
-	EVP_MD_CTX *evp;            /* !is_lanes: the state (owned) */
+	EVP_MD_CTX *evp;            /* !is_lanes: the state (owned, kept
+	                               when the File is recycled) */
 	PixMetaParser *meta;        /* (owned) */
-	GQueue chunks;              /* PixChunk* with bytes not yet hashed (owned) */
-	gsize off;                  /* bytes of the first chunk already hashed */
+	PixChunk *head, *tail;      /* chunks with bytes not yet hashed,
+	                               linked by PixChunk.next (owned) */
+	gsize off;                  /* bytes of `head` already hashed */
 	guint8 carry[PIX_MD5_BLOCK];/* bytes of a block split across chunks */
 	gsize carry_len;
 	PixChunk *end;              /* the END message once it came (owned;
-	                               its data, if any, is also in `chunks`) */
-} File;
+	                               its data, if any, is also in the chunks) */
+	gboolean is_open;           /* in PixHasher.open */
+	ListKind on;                /* the list it is on */
+	File *prev, *next;          /* its links on that list, or on the free
+	                               list (next only) */
+};
+
+typedef struct {
+	File *head, *tail;
+} FileList;
+
+struct PixHasher {
+	guint n_lanes;              /* streams hashed at once; 0: OpenSSL per file */
+	gboolean is_lanes;          /* n_lanes > 0 */
+	GHashTable *open;           /* PixItem* -> File*: START came, END not yet */
+	FileList ready;
+	FileList complete;
+	File *free_files;           /* recycled Files, linked by `next` */
+	guint n_ready, n_complete, n_files;
+	GPtrArray *done;            /* finished items, until drained (owned) */
+	PixHasherStats stats;
+};
+
+/* --- the lists ------------------------------------------------------------ */
+
+static FileList *list_of(PixHasher *h, ListKind on)
+{
+	return on == ON_READY ? &h->ready : &h->complete;
+}
+
+static void list_remove(PixHasher *h, File *f)
+{
+	if (f->on == ON_NONE)
+		return;
+	FileList *l = list_of(h, f->on);
+	if (f->prev != NULL)
+		f->prev->next = f->next;
+	else
+		l->head = f->next;
+	if (f->next != NULL)
+		f->next->prev = f->prev;
+	else
+		l->tail = f->prev;
+	if (f->on == ON_READY)
+		h->n_ready--;
+	else
+		h->n_complete--;
+	f->prev = f->next = NULL;
+	f->on = ON_NONE;
+}
+
+static void list_append(PixHasher *h, File *f, ListKind on)
+{
+	g_assert(f->on == ON_NONE && on != ON_NONE);
+	FileList *l = list_of(h, on);
+	f->on = on;
+	f->prev = l->tail;
+	f->next = NULL;
+	if (l->tail != NULL)
+		l->tail->next = f;
+	else
+		l->head = f;
+	l->tail = f;
+	if (on == ON_READY)
+		h->n_ready++;
+	else
+		h->n_complete++;
+}
+
+/* --- one file's bytes ------------------------------------------------------ */
 
 /* Drops the first chunk, hashed or discarded; the END message is freed
  * with the File, not here. */
 static void pop_chunk(File *f)
 {
-	PixChunk *c = g_queue_pop_head(&f->chunks);
+	PixChunk *c = f->head;
+	f->head = c->next;
+	if (f->head == NULL)
+		f->tail = NULL;
+	c->next = NULL;
 	if (c != f->end)
 		pix_chunk_free(c);
 	f->off = 0;
 }
 
-static void file_reset(File *f, gboolean is_lanes)
+static void push_chunk(File *f, PixChunk *c)
 {
-	while (!g_queue_is_empty(&f->chunks))
+	c->next = NULL;
+	if (f->tail != NULL)
+		f->tail->next = c;
+	else
+		f->head = c;
+	f->tail = c;
+}
+
+static void file_reset(PixHasher *h, File *f)
+{
+	while (f->head != NULL)
 		pop_chunk(f);
 	f->carry_len = 0;
-	if (is_lanes) {
+	if (h->is_lanes) {
 		pix_md5_init(&f->md5);
 	} else {
 		if (f->evp == NULL)
@@ -103,30 +208,48 @@ static void file_reset(File *f, gboolean is_lanes)
 	f->meta = pix_meta_parser_new();
 }
 
-static void file_free(File *f)
+/* A File for a new START: a recycled one, else a new one. */
+static File *file_get(PixHasher *h)
 {
-	while (!g_queue_is_empty(&f->chunks))
+	File *f = h->free_files;
+	if (f != NULL) {
+		h->free_files = f->next;
+		f->next = NULL;
+	} else {
+		f = g_new0(File, 1);
+		h->stats.n_file_allocs++;
+	}
+	h->n_files++;
+	return f;
+}
+
+/* Gives a finished File (its item gone) back to the free list. */
+static void file_put(PixHasher *h, File *f)
+{
+	g_assert(f->item == NULL && f->on == ON_NONE && !f->is_open);
+	while (f->head != NULL)
 		pop_chunk(f);
-	EVP_MD_CTX_free(f->evp);
-	pix_meta_parser_free(f->meta);
-	pix_chunk_free(f->end);
-	g_free(f);
+	pix_meta_parser_free(g_steal_pointer(&f->meta));
+	pix_chunk_free(g_steal_pointer(&f->end));
+	f->carry_len = 0;
+	f->off = 0;
+	f->next = h->free_files;
+	h->free_files = f;
+	h->n_files--;
 }
 
 /* Bytes of whole blocks ready at the head of the file, contiguous. */
-static gsize ready_blocks(File *f)
+static gsize ready_blocks(const File *f)
 {
-	const PixChunk *c = g_queue_peek_head(&f->chunks);
-	if (c == NULL || f->carry_len > 0)
+	if (f->head == NULL || f->carry_len > 0)
 		return 0;
-	return (c->len - f->off) / PIX_MD5_BLOCK;
+	return (f->head->len - f->off) / PIX_MD5_BLOCK;
 }
 
 static void consume(File *f, gsize n_blocks)
 {
-	PixChunk *c = g_queue_peek_head(&f->chunks);
 	f->off += n_blocks * PIX_MD5_BLOCK;
-	if (f->off == c->len)
+	if (f->off == f->head->len)
 		pop_chunk(f);
 }
 
@@ -138,10 +261,8 @@ static void consume(File *f, gsize n_blocks)
  */
 static void settle(File *f)
 {
-	for (;;) {
-		PixChunk *c = g_queue_peek_head(&f->chunks);
-		if (c == NULL)
-			return;
+	while (f->head != NULL) {
+		PixChunk *c = f->head;
 		gsize left = c->len - f->off;
 		if (f->carry_len > 0) {
 			gsize take = MIN(left, PIX_MD5_BLOCK - f->carry_len);
@@ -164,41 +285,85 @@ static void settle(File *f)
 	}
 }
 
-/* Takes one message; returns the File it concerns (new for START). */
-static File *take(GPtrArray *files, PixChunk *c, gboolean is_lanes)
+/* Whether the file has nothing left to hash but its last partial block
+ * (lanes: after settle(), which puts that block in the carry). */
+static gboolean is_complete(const File *f)
 {
-	File *f = NULL;
+	if (f->end == NULL)
+		return FALSE;
+	return f->end->error != NULL || f->end->is_aborted || f->end->is_vanished || f->head == NULL;
+}
+
+/* Puts the file on the list its state calls for (invariant 4): one visit. */
+static void place(PixHasher *h, File *f)
+{
+	ListKind want = ON_NONE;
+	h->stats.n_visits++;
+	if (h->is_lanes)
+		settle(f);
+	if (is_complete(f))
+		want = ON_COMPLETE;
+	else if (ready_blocks(f) > 0)
+		want = ON_READY;
+	if (want == f->on)
+		return;
+	list_remove(h, f);
+	if (want != ON_NONE)
+		list_append(h, f, want);
+}
+
+/* --- taking messages -------------------------------------------------------- */
+
+/* The File a message concerns: new for START, else found by its item. */
+static File *file_of(PixHasher *h, PixChunk *c)
+{
 	if (c->flags & PIX_CHUNK_START) {
-		f = g_new0(File, 1);
+		File *f = file_get(h);
 		f->item = c->item;
-		g_queue_init(&f->chunks);
-		file_reset(f, is_lanes);
-		g_ptr_array_add(files, f);
-	} else {
-		for (guint i = 0; i < files->len && f == NULL; i++)
-			if (((File *)g_ptr_array_index(files, i))->item == c->item)
-				f = g_ptr_array_index(files, i);
-		g_assert(f != NULL);
+		file_reset(h, f);
+		if (!(c->flags & PIX_CHUNK_END)) {
+			g_hash_table_insert(h->open, f->item, f);
+			f->is_open = TRUE;
+		}
+		return f;
 	}
-	if (c->flags & PIX_CHUNK_RESTART)
-		file_reset(f, is_lanes);
-	if (c->len > 0) {
-		if (f->item->action != PIX_ACT_VERIFY)
-			pix_meta_parser_feed(f->meta, c->data, c->len);
-		if (!is_lanes && EVP_DigestUpdate(f->evp, c->data, c->len) != 1)
-			g_error("OpenSSL cannot update MD5");
-	}
-	if (c->flags & PIX_CHUNK_END)
-		f->end = c;
-	if (is_lanes && c->len > 0)
-		g_queue_push_tail(&f->chunks, c);
-	else if (!(c->flags & PIX_CHUNK_END))
-		pix_chunk_free(c);
+	File *f = g_hash_table_lookup(h->open, c->item);
+	g_assert(f != NULL);
 	return f;
 }
 
+void pix_hasher_take(PixHasher *h, PixChunk *c)
+{
+	File *f = file_of(h, c);
+	h->stats.n_visits++;
+	if (c->flags & PIX_CHUNK_RESTART) {
+		file_reset(h, f);
+		list_remove(h, f);
+	}
+	if (c->len > 0) {
+		if (f->item->action != PIX_ACT_VERIFY)
+			pix_meta_parser_feed(f->meta, c->data, c->len);
+		if (!h->is_lanes && EVP_DigestUpdate(f->evp, c->data, c->len) != 1)
+			g_error("OpenSSL cannot update MD5");
+	}
+	if (c->flags & PIX_CHUNK_END) {
+		f->end = c;
+		if (f->is_open) {
+			g_hash_table_remove(h->open, f->item);
+			f->is_open = FALSE;
+		}
+	}
+	if (h->is_lanes && c->len > 0)
+		push_chunk(f, c);
+	else if (!(c->flags & PIX_CHUNK_END))
+		pix_chunk_free(c);
+	place(h, f);
+}
+
+/* --- finishing ---------------------------------------------------------------- */
+
 /* The file is complete (END came, every byte hashed): finish its item. */
-static PixItem *finish(File *f, gboolean is_lanes)
+static PixItem *finish(PixHasher *h, File *f)
 {
 	PixItem *item = g_steal_pointer(&f->item);
 	PixChunk *end = f->end;
@@ -214,8 +379,8 @@ static PixItem *finish(File *f, gboolean is_lanes)
 		item->error = g_steal_pointer(&end->error);
 		return item;
 	}
-	if (is_lanes) {
-		g_assert(g_queue_is_empty(&f->chunks));
+	if (h->is_lanes) {
+		g_assert(f->head == NULL);
 		pix_md5_finish(&f->md5, f->carry, f->carry_len, item->md5);
 	} else {
 		unsigned int len = 0;
@@ -237,46 +402,24 @@ static PixItem *finish(File *f, gboolean is_lanes)
 	return item;
 }
 
-/* Whether the file has nothing left to hash but its last partial block
- * (lanes: after settle(), which puts that block in the carry). */
-static gboolean is_complete(File *f)
+guint pix_hasher_finish(PixHasher *h)
 {
-	if (f->end == NULL)
-		return FALSE;
-	return f->end->error != NULL || f->end->is_aborted || f->end->is_vanished || g_queue_is_empty(&f->chunks);
-}
-
-/* Finishes complete files and passes them on to `out` in one hand-off;
- * returns how many it passed on or dropped. */
-static guint finish_complete(GPtrArray *files, PixQueue *out, gboolean is_lanes)
-{
-	gpointer done[FINISH_BATCH];
-	guint n = 0, n_done = 0;
-	for (guint i = 0; i < files->len;) {
-		File *f = g_ptr_array_index(files, i);
-		if (is_lanes)
-			settle(f);
-		if (!is_complete(f)) {
-			i++;
-			continue;
-		}
-		if (f->end->is_aborted) {
+	guint n = 0;
+	File *f;
+	while ((f = h->complete.head) != NULL) {
+		list_remove(h, f);
+		h->stats.n_visits++;
+		if (f->end->is_aborted)
 			pix_item_free(g_steal_pointer(&f->item));
-		} else {
-			done[n_done++] = finish(f, is_lanes);
-			if (n_done == FINISH_BATCH) {
-				pix_queue_push_many(out, done, n_done);
-				n_done = 0;
-			}
-		}
-		g_ptr_array_remove_index(files, i);   /* keeps arrival order */
-		file_free(f);
+		else
+			g_ptr_array_add(h->done, finish(h, f));
+		file_put(h, f);
 		n++;
 	}
-	if (n_done > 0)
-		pix_queue_push_many(out, done, n_done);
 	return n;
 }
+
+/* --- hashing ------------------------------------------------------------------ */
 
 /*
  * Whole blocks of a file hashing alone, through OpenSSL's block function
@@ -302,9 +445,7 @@ static void blocks_alone(PixMd5 *m, const guint8 *data, gsize n_blocks)
 	m->length_bytes += (guint64)n_blocks * PIX_MD5_BLOCK;
 }
 
-/* One lane step over up to n_lanes files with whole blocks; returns
- * whether there was anything to hash. */
-static gboolean hash_step(GPtrArray *files, guint n_lanes)
+gboolean pix_hasher_step(PixHasher *h)
 {
 	PixMd5 *states[PIX_MD5_MAX_LANES];
 	const guint8 *data[PIX_MD5_MAX_LANES];
@@ -312,16 +453,14 @@ static gboolean hash_step(GPtrArray *files, guint n_lanes)
 	gsize n_blocks = MAX_STEP_BLOCKS;
 	guint n = 0;
 
-	/* oldest first: finishing files soonest frees their buffers */
-	for (guint i = 0; i < files->len && n < n_lanes; i++) {
-		File *f = g_ptr_array_index(files, i);
+	/* the head of `ready`: the oldest, whose finishing frees buffers soonest */
+	for (File *f = h->ready.head; f != NULL && n < h->n_lanes; f = f->next) {
 		gsize ready = ready_blocks(f);
-		if (ready == 0)
-			continue;
-		const PixChunk *c = g_queue_peek_head(&f->chunks);
+		g_assert(ready > 0);
+		h->stats.n_visits++;
 		picked[n] = f;
 		states[n] = &f->md5;
-		data[n] = c->data + f->off;
+		data[n] = f->head->data + f->off;
 		n_blocks = MIN(n_blocks, ready);
 		n++;
 	}
@@ -331,45 +470,132 @@ static gboolean hash_step(GPtrArray *files, guint n_lanes)
 		blocks_alone(states[0], data[0], n_blocks);
 	else
 		pix_md5_lanes_blocks(states, data, n, n_blocks);
-	for (guint i = 0; i < n; i++)
+	for (guint i = 0; i < n; i++) {
 		consume(picked[i], n_blocks);
+		place(h, picked[i]);
+	}
 	return TRUE;
+}
+
+/* --- the hasher ---------------------------------------------------------------- */
+
+PixHasher *pix_hasher_new(guint n_lanes)
+{
+	PixHasher *h = g_new0(PixHasher, 1);
+	h->n_lanes = MIN(n_lanes, pix_md5_lane_count());
+	h->is_lanes = h->n_lanes > 0;
+	h->open = g_hash_table_new(g_direct_hash, g_direct_equal);
+	h->done = g_ptr_array_new();
+	return h;
+}
+
+void pix_hasher_free(PixHasher *h)
+{
+	if (h == NULL)
+		return;
+	g_assert(h->n_files == 0 && h->done->len == 0);
+	while (h->free_files != NULL) {
+		File *f = h->free_files;
+		h->free_files = f->next;
+		EVP_MD_CTX_free(f->evp);
+		g_free(f);
+	}
+	g_hash_table_destroy(h->open);
+	g_ptr_array_free(h->done, TRUE);
+	g_free(h);
+}
+
+gboolean pix_hasher_is_busy(const PixHasher *h)
+{
+	return h->n_ready > 0 || h->n_complete > 0;
+}
+
+GPtrArray *pix_hasher_done(PixHasher *h)
+{
+	return h->done;
+}
+
+void pix_hasher_stats(const PixHasher *h, PixHasherStats *out)
+{
+	*out = h->stats;
+	out->n_in_flight = h->n_files;
+	out->n_ready = h->n_ready;
+}
+
+gboolean pix_hasher_check(const PixHasher *h)
+{
+	guint n_ready = 0, n_complete = 0;
+	for (const File *f = h->ready.head; f != NULL; f = f->next) {
+		if (f->on != ON_READY || is_complete(f) || ready_blocks(f) == 0 || (f->next == NULL) != (f == h->ready.tail))
+			return FALSE;
+		n_ready++;
+	}
+	for (const File *f = h->complete.head; f != NULL; f = f->next) {
+		if (f->on != ON_COMPLETE || !is_complete(f) || (f->next == NULL) != (f == h->complete.tail))
+			return FALSE;
+		n_complete++;
+	}
+	return n_ready == h->n_ready && n_complete == h->n_complete && g_hash_table_size(h->open) <= h->n_files &&
+	       n_ready + n_complete <= h->n_files;
+}
+
+/* --- the threads ---------------------------------------------------------------- */
+
+struct PixHashers {
+	GThread **threads;
+	guint n;
+};
+
+typedef struct {
+	PixQueue *in;
+	PixQueue *out;
+} HasherArgs;
+
+/* Finishes the complete files and hands their items on, FINISH_BATCH at
+ * a time. */
+static void hand_on(PixHasher *h, PixQueue *out)
+{
+	pix_hasher_finish(h);
+	GPtrArray *done = pix_hasher_done(h);
+	for (guint i = 0; i < done->len; i += FINISH_BATCH)
+		pix_queue_push_many(out, done->pdata + i, MIN(FINISH_BATCH, done->len - i));
+	g_ptr_array_set_size(done, 0);
 }
 
 static gpointer hasher_main(gpointer data)
 {
 	HasherArgs *args = data;
-	GPtrArray *files = g_ptr_array_new();
+	PixHasher *h = pix_hasher_new(pix_md5_lane_count());
 	gboolean is_open = TRUE;
 
-	while (is_open || files->len > 0) {
-		/* wait only when there is nothing to hash */
-		gboolean is_busy = FALSE;
-		for (guint i = 0; i < files->len && !is_busy; i++)
-			is_busy = ready_blocks(g_ptr_array_index(files, i)) > 0;
-		gboolean is_timeout = FALSE;
-		gpointer chunks[TAKE_BATCH];
-		guint n = is_open ? pix_queue_pop_many(args->in, chunks, TAKE_BATCH, is_busy ? 0 : -1, &is_timeout) : 0;
-		/* what metadata costs (fed in take(), finished in
-		 * finish_complete()) is counted apart from hashing, to compare
-		 * with tools that only read metadata: one clock reading per
-		 * batch, not per file (a thread's CPU clock is a system call) */
-		gint64 t0 = pix_thread_cpu_ns();
-		for (guint i = 0; i < n; i++)
-			take(files, chunks[i], args->is_lanes);
-		if (n == 0 && !is_timeout)
-			is_open = FALSE;
-		finish_complete(files, args->out, args->is_lanes);
-		pix_count_add(PIX_NS_META, pix_thread_cpu_ns() - t0);
-		if (args->is_lanes) {
-			hash_step(files, args->n_lanes);
-			t0 = pix_thread_cpu_ns();
-			finish_complete(files, args->out, args->is_lanes);
+	while (is_open || h->n_files > 0) {
+		gboolean is_busy = pix_hasher_is_busy(h);
+		if (is_open && h->n_ready < MAX_READY) {
+			/* wait only when there is nothing to hash */
+			gboolean is_timeout = FALSE;
+			gpointer chunks[TAKE_BATCH];
+			guint n = pix_queue_pop_many(args->in, chunks, TAKE_BATCH, is_busy ? 0 : -1, &is_timeout);
+			/* what metadata costs (fed in take, finished in
+			 * hand_on) is counted apart from hashing, to compare
+			 * with tools that only read metadata: one clock
+			 * reading per batch, not per file (a thread's CPU
+			 * clock is a system call) */
+			gint64 t0 = pix_thread_cpu_ns();
+			for (guint i = 0; i < n; i++)
+				pix_hasher_take(h, chunks[i]);
+			if (n == 0 && !is_timeout)
+				is_open = FALSE;
+			hand_on(h, args->out);
 			pix_count_add(PIX_NS_META, pix_thread_cpu_ns() - t0);
 		}
+		if (pix_hasher_step(h) && h->n_complete > 0) {
+			gint64 t0 = pix_thread_cpu_ns();
+			hand_on(h, args->out);
+			pix_count_add(PIX_NS_META, pix_thread_cpu_ns() - t0);
+		}
+		g_assert(is_open || h->n_files == 0 || pix_hasher_is_busy(h));
 	}
-	g_assert(files->len == 0);
-	g_ptr_array_free(files, TRUE);
+	pix_hasher_free(h);
 	pix_queue_close(args->out);
 	g_free(args);
 	return NULL;
@@ -377,26 +603,24 @@ static gpointer hasher_main(gpointer data)
 
 PixHashers *pix_hash_start(PixQueue **in, guint n, PixQueue *out)
 {
-	PixHashers *h = g_new0(PixHashers, 1);
-	h->n = n;
-	h->threads = g_new0(GThread *, n);
+	PixHashers *hs = g_new0(PixHashers, 1);
+	hs->n = n;
+	hs->threads = g_new0(GThread *, n);
 	for (guint i = 0; i < n; i++) {
 		HasherArgs *args = g_new0(HasherArgs, 1);
 		args->in = in[i];
 		args->out = out;
-		args->n_lanes = pix_md5_lane_count();
-		args->is_lanes = args->n_lanes > 0;
-		h->threads[i] = g_thread_new("pix-hash", hasher_main, args);
+		hs->threads[i] = g_thread_new("pix-hash", hasher_main, args);
 	}
-	return h;
+	return hs;
 }
 
-void pix_hash_join(PixHashers *h)
+void pix_hash_join(PixHashers *hs)
 {
-	for (guint i = 0; i < h->n; i++)
-		g_thread_join(h->threads[i]);
-	g_free(h->threads);
-	g_free(h);
+	for (guint i = 0; i < hs->n; i++)
+		g_thread_join(hs->threads[i]);
+	g_free(hs->threads);
+	g_free(hs);
 }
 
 void pix_md5_buffer(const void *data, gsize len, guint8 out[16])

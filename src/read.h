@@ -33,7 +33,8 @@ enum {
 	PIX_CHUNK_END = 1 << 2,     /* last message: the END fields are valid */
 };
 
-typedef struct {
+typedef struct PixChunk PixChunk;
+struct PixChunk {
 	guint flags;            /* PIX_CHUNK_* */
 	PixItem *item;          /* START: (transfer full); later messages: the
 	                           same item, owned by the consumer since START */
@@ -55,7 +56,9 @@ typedef struct {
 	                           files of a batch share one buffer) */
 	gint64 *pending_bytes;  /* the load counter of its queue, which
 	                           pix_chunk_free() lowers by `len` (atomic) */
-} PixChunk;
+	PixChunk *next;         /* the consumer's own link (its list of a
+	                           file's chunks not yet hashed), NULL as sent */
+};
 
 /* Returns the chunk's buffer to its pool, counts its bytes as consumed,
  * and frees it.  Accepts NULL. */

@@ -1335,18 +1335,23 @@ static void build_jpeg(const struct options *o, struct buf *out)
 {
     uint32_t w = o->width, h = o->height;
     struct prng r;
+    int is_auto = o->have_size && !o->have_width && !o->have_height;
+    uint64_t k = 1;
 
-    if (o->have_size && !o->have_width && !o->have_height) {
+    if (is_auto) {
         /* 4:3 in multiples of 8: k*32 x k*24 pixels = 12*k*k blocks. */
         uint64_t blocks = o->size / AUTO_BYTES_PER_BLOCK + 1;
-        uint64_t k = 1;
         while (12 * k * k < blocks)
             k++;
+    }
+again:
+    if (is_auto) {
         if (k * 32 > JPEG_MAX_DIM)
             die_usage("--size too large for a baseline JPEG");
         w = (uint32_t)(k * 32);
         h = (uint32_t)(k * 24);
     }
+    out->len = 0;
     prng_seed(&r, o->seed);
 
     buf_be16(out, 0xffd8);                          /* SOI */
@@ -1370,6 +1375,12 @@ static void build_jpeg(const struct options *o, struct buf *out)
     encode_scan(out, w, h, target, &r);
     buf_be16(out, 0xffd9);                          /* EOI */
 
+    /* a small --size, where the headers are most of the file, can fall
+     * short of the target in the picked size: one step larger then */
+    if (is_auto && out->len < o->size - o->size / 100) {
+        k++;
+        goto again;
+    }
     if (o->have_size && out->len < o->size - o->size / 100)
         die_usage("--size %llu does not fit in %ux%u pixels (got %zu bytes), "
                   "use a larger --width/--height", (unsigned long long)o->size, w, h, out->len);
