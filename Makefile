@@ -110,8 +110,13 @@ stress: $(BIN) $(TOOLS)
 
 # --- benchmarks (never part of check) -------------------------------------
 
-bench: $(BIN) $(TOOLS)
-	PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) sh bench/run.sh
+# bench/readlimit.c: the read limit photoidx is measured against
+$(BUILD)/bench/readlimit: bench/readlimit.c | $(BUILD)
+	mkdir -p $(BUILD)/bench
+	$(CC) -O2 -std=gnu11 -Wall -Wextra -pthread -o $@ $<
+
+bench: $(BIN) $(TOOLS) $(BUILD)/bench/readlimit
+	PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) READLIMIT=$(CURDIR)/$(BUILD)/bench/readlimit sh bench/run.sh
 
 # --- install ---------------------------------------------------------------
 
