@@ -1069,22 +1069,18 @@ static gboolean insert_file(PixStore *s, PixItem *item, gint64 *id, GError **err
 	pix_db_bind_int64(st, 15, s->now_s);
 	if (item->has_md5)
 		pix_db_bind_int64(st, 16, s->now_s);
-	/* PostgreSQL: an id taken ahead from the sequence, so that the insert
-	 * need not wait for its answer (db-pg.c); SQLite: NULL, the next rowid */
-	gint64 new_id = 0;
-	if (pix_db_is_pg(s->db)) {
-		if ((new_id = pix_pg_reserve_id(s->db->pg, "files")) == 0) {
-			pix_store_sqlite_error(error, s, pix_db_errcode(s->db), "cannot add a file");
-			return FALSE;
-		}
-		pix_db_bind_int64(st, 17, new_id);
+	/* the id named, not asked back: the insert's row is kept and written
+	 * with others later (db.h; RETURNING would also cost SQLite a
+	 * temporary table per insert, a third of the insert) */
+	gint64 new_id = pix_db_reserve_id(s->db, "files");
+	if (new_id == 0) {
+		pix_store_sqlite_error(error, s, pix_db_errcode(s->db), "cannot add a file");
+		return FALSE;
 	}
-	/* the row id from the connection, not RETURNING: SQLite collects
-	 * RETURNING rows in a temporary table opened and closed per insert,
-	 * which cost a third of this insert */
+	pix_db_bind_int64(st, 17, new_id);
 	if (!pix_store_step_done(s, st, "cannot add a file", error))
 		return FALSE;
-	*id = new_id != 0 ? new_id : sqlite3_last_insert_rowid(s->db->lite);
+	*id = new_id;
 	count(s, PIX_N_NEW, 1);
 	return TRUE;
 }

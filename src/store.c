@@ -400,17 +400,8 @@ PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error)
 {
 	if (s->stmts[id] == NULL) {
 		const char *sql = pix_db_is_pg(s->db) && statement_pg[id] != NULL ? statement_pg[id] : statement_sql[id];
-		int rc;
-		if (s->db->lite != NULL) {
-			sqlite3_stmt *lite = NULL;
-			rc = sqlite3_prepare_v3(s->db->lite, sql, -1, SQLITE_PREPARE_PERSISTENT, &lite, NULL);
-			if (rc == SQLITE_OK) {
-				s->stmts[id] = g_new0(PixStmt, 1);
-				s->stmts[id]->lite = lite;
-			}
-		} else {
-			rc = pix_store_prepare(s, sql, &s->stmts[id]);
-		}
+		int rc = s->db->lite != NULL ? pix_db_prepare_v(s->db, sql, TRUE, &s->stmts[id])
+		                             : pix_store_prepare(s, sql, &s->stmts[id]);
 		if (rc != SQLITE_OK) {
 			pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
 			return NULL;
