@@ -24,13 +24,16 @@
  * (whole blocks to hash, in the order they became ready: the oldest first,
  * which frees their buffers soonest) or `complete` (to finish).  A step
  * takes the head of `ready`; a file leaves a list by its own links.  Files
- * are recycled through a free list, chunks linked through their own
- * `next`: no allocation per file once the hasher has warmed up.
+ * are recycled through a free list with their EVP context and metadata
+ * parser (reset, not made anew), chunks linked through their own `next`:
+ * the hasher's own records cost no allocation per file once it has warmed
+ * up (what the parsers allocate for a file's content is theirs).
  *
  * The thread waits on its queue only when no file has work; otherwise it
  * takes what is queued without waiting, then hashes; it takes nothing
- * while MAX_READY files are ready, so the files it holds (and their parser
- * state) stay bounded and the rest waits in the queue.
+ * while MAX_READY files are ready, so that files do not pile up in it
+ * faster than the lanes take them (files waiting for their next message
+ * do not count: each holds a reader's buffer, which the pool bounds).
  *
  * Invariants (hasher_check):
  *  1. A File's MD5 state (or EVP context) and metadata parser have seen
@@ -204,8 +207,13 @@ static void file_reset(PixHasher *h, File *f)
 		if (f->evp == NULL || EVP_DigestInit_ex(f->evp, EVP_md5(), NULL) != 1)
 			g_error("OpenSSL cannot initialise MD5");
 	}
-	pix_meta_parser_free(f->meta);
-	f->meta = pix_meta_parser_new();
+	/* a verify reads no metadata; a parser is kept with the File */
+	if (f->item->action == PIX_ACT_VERIFY)
+		return;
+	if (f->meta == NULL)
+		f->meta = pix_meta_parser_new();
+	else
+		pix_meta_parser_reset(f->meta);
 }
 
 /* A File for a new START: a recycled one, else a new one. */
@@ -229,8 +237,10 @@ static void file_put(PixHasher *h, File *f)
 	g_assert(f->item == NULL && f->on == ON_NONE && !f->is_open);
 	while (f->head != NULL)
 		pop_chunk(f);
-	pix_meta_parser_free(g_steal_pointer(&f->meta));
 	pix_chunk_free(g_steal_pointer(&f->end));
+	/* what it held of the file's content goes now, not at the next use */
+	if (f->meta != NULL)
+		pix_meta_parser_reset(f->meta);
 	f->carry_len = 0;
 	f->off = 0;
 	f->next = h->free_files;
@@ -498,6 +508,7 @@ void pix_hasher_free(PixHasher *h)
 		File *f = h->free_files;
 		h->free_files = f->next;
 		EVP_MD_CTX_free(f->evp);
+		pix_meta_parser_free(f->meta);
 		g_free(f);
 	}
 	g_hash_table_destroy(h->open);
@@ -522,21 +533,46 @@ void pix_hasher_stats(const PixHasher *h, PixHasherStats *out)
 	out->n_ready = h->n_ready;
 }
 
+/* Invariant 2 (after settle()) for one file, and its list links. */
+static gboolean file_check(const PixHasher *h, const File *f, ListKind on)
+{
+	if (f->on != on || f->item == NULL)
+		return FALSE;
+	if (h->is_lanes && f->carry_len > 0 && f->head != NULL)
+		return FALSE;
+	if (f->prev != NULL && f->prev->next != f)
+		return FALSE;
+	return f->is_open == (g_hash_table_lookup(h->open, f->item) == f);
+}
+
+static gboolean list_check(const PixHasher *h, const FileList *l, ListKind on, guint n)
+{
+	guint count = 0;
+	for (const File *f = l->head; f != NULL; f = f->next, count++) {
+		if (!file_check(h, f, on) || (f->next == NULL) != (f == l->tail) || (f == l->head) != (f->prev == NULL))
+			return FALSE;
+		/* invariant 4: each list holds what its name says */
+		if ((on == ON_READY) == is_complete(f) || (on == ON_READY && ready_blocks(f) == 0))
+			return FALSE;
+	}
+	return count == n;
+}
+
 gboolean pix_hasher_check(const PixHasher *h)
 {
-	guint n_ready = 0, n_complete = 0;
-	for (const File *f = h->ready.head; f != NULL; f = f->next) {
-		if (f->on != ON_READY || is_complete(f) || ready_blocks(f) == 0 || (f->next == NULL) != (f == h->ready.tail))
+	if (!list_check(h, &h->ready, ON_READY, h->n_ready) || !list_check(h, &h->complete, ON_COMPLETE, h->n_complete))
+		return FALSE;
+	/* the open files: in flight, on no list unless ready, never complete */
+	GHashTableIter it;
+	gpointer key, value;
+	g_hash_table_iter_init(&it, h->open);
+	while (g_hash_table_iter_next(&it, &key, &value)) {
+		const File *f = value;
+		if (f->item != key || !f->is_open || f->end != NULL || f->on == ON_COMPLETE ||
+		    !file_check(h, f, f->on))
 			return FALSE;
-		n_ready++;
 	}
-	for (const File *f = h->complete.head; f != NULL; f = f->next) {
-		if (f->on != ON_COMPLETE || !is_complete(f) || (f->next == NULL) != (f == h->complete.tail))
-			return FALSE;
-		n_complete++;
-	}
-	return n_ready == h->n_ready && n_complete == h->n_complete && g_hash_table_size(h->open) <= h->n_files &&
-	       n_ready + n_complete <= h->n_files;
+	return g_hash_table_size(h->open) + h->n_complete <= h->n_files;
 }
 
 /* --- the threads ---------------------------------------------------------------- */

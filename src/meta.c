@@ -180,14 +180,20 @@ PixMetaParser *pix_meta_parser_new(void)
 	return g_new0(PixMetaParser, 1);
 }
 
-void pix_meta_parser_free(PixMetaParser *mp)
+void pix_meta_parser_reset(PixMetaParser *mp)
 {
-	if (mp == NULL)
-		return;
 	pix_jpeg_parser_free(mp->jpeg);
 	if (mp->container != NULL)
 		mp->container->free(mp->state);
 	pix_stream_free(mp->stream);
+	memset(mp, 0, sizeof *mp);
+}
+
+void pix_meta_parser_free(PixMetaParser *mp)
+{
+	if (mp == NULL)
+		return;
+	pix_meta_parser_reset(mp);
 	g_free(mp);
 }
 

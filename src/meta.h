@@ -24,6 +24,9 @@ typedef struct PixMetaParser PixMetaParser;
 PixMetaParser *pix_meta_parser_new(void);
 /* Accepts NULL. */
 void pix_meta_parser_free(PixMetaParser *mp);
+/* Makes the parser as new, for the next file (or a file read again from
+ * its start): a hasher keeps one per file it holds, not one per file. */
+void pix_meta_parser_reset(PixMetaParser *mp);
 /* The next `len` bytes of the file. */
 void pix_meta_parser_feed(PixMetaParser *mp, const guint8 *data, gsize len);
 /*
