@@ -31,7 +31,7 @@ void pix_run_options_add(GOptionContext *ctx, PixRunOptions *o)
 		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, PIX_DB_HELP, "FILE" },
 		{ "max-memory", 0, 0, G_OPTION_ARG_STRING, &o->max_memory, "cap on read buffers (default 64M)", "SIZE" },
 		{ "read-size", 0, 0, G_OPTION_ARG_STRING, &o->read_size, "bytes per read (default 1M)", "SIZE" },
-		{ "readers", 0, 0, G_OPTION_ARG_INT, &o->n_readers, "reads in flight (default: 2 on a rotating disk, else 16)", "N" },
+		{ "readers", 0, 0, G_OPTION_ARG_INT, &o->n_readers, "reader threads (default: 2 on a rotating disk, 4 through io_uring, else 16)", "N" },
 		{ "device-class", 0, 0, G_OPTION_ARG_STRING, &o->device_class, "auto (from statfs and sysfs), rotational, ssd, virtual or network", "CLASS" },
 		{ "hashers", 0, 0, G_OPTION_ARG_INT, &o->n_hashers, "hashing threads (default: one per core)", "N" },
 		{ "limit-rate", 0, 0, G_OPTION_ARG_STRING, &o->limit_rate, "read at most SIZE bytes per second", "SIZE" },

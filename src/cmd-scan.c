@@ -94,6 +94,8 @@ static void print_summary(gboolean is_json, gboolean is_quiet, char **roots, con
 		g_string_append_printf(js, "[%s]", devices);
 		pix_json_key(js, "readers", &first);
 		g_string_append_printf(js, "%u", cfg->read.n_readers);
+		pix_json_key(js, "io", &first);
+		pix_json_string(js, pix_sched_is_uring(cfg->device_class) && !cfg->read.is_blocking ? "io_uring" : "blocking");
 		pix_json_key(js, "md5_lanes", &first);
 		g_string_append_printf(js, "%u", pix_md5_lane_count());
 		pix_json_key(js, "meta_seconds", &first);

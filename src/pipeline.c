@@ -205,8 +205,8 @@ static gboolean run(const PixPipelineConfig *cfg, PixStore *writer, const Source
 		read_cfg.batch_files = cfg->device_class == PIX_DEVICE_ROTATIONAL ? 1 : READ_BATCH;
 	/* measured over sshfs with 2 ms round trips: 1,000 small files in
 	 * 1.3-1.5 s with blocking readers, 3.2-3.5 s through io_uring, whose
-	 * opens there wait in the kernel's workers */
-	read_cfg.is_blocking = read_cfg.is_blocking || cfg->device_class == PIX_DEVICE_NETWORK;
+	 * opens there wait in the kernel's workers (pix_sched_is_uring) */
+	read_cfg.is_blocking = read_cfg.is_blocking || !pix_sched_is_uring(cfg->device_class);
 	PixReaders *readers = pix_read_start(&read_cfg, to_read, to_hash, n_hashers);
 	PixHashers *hashers = pix_hash_start(to_hash, n_hashers, to_store);
 	if (cfg->is_progress) {

@@ -17,6 +17,7 @@
 #include "sched.h"
 #include "log.h"
 #include "path.h"
+#include "uring.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +58,11 @@ gboolean pix_device_class_parse(const char *name, PixDeviceClass *out)
 	return FALSE;
 }
 
+gboolean pix_sched_is_uring(PixDeviceClass c)
+{
+	return c != PIX_DEVICE_ROTATIONAL && c != PIX_DEVICE_NETWORK && pix_uring_is_available();
+}
+
 guint pix_sched_readers(PixDeviceClass c)
 {
 	/* a disk head serves one stream well and two tolerably; flash, the
@@ -64,7 +70,16 @@ guint pix_sched_readers(PixDeviceClass c)
 	 * queue.  On sshfs with 2 ms round trips 16 readers read 1,000 small
 	 * files in 1.2-1.3 s, 32 in 1.9-2.0 s, 64 in 2.3-2.5 s: more only
 	 * queue up in the one SSH connection */
-	return c == PIX_DEVICE_ROTATIONAL ? 2 : 16;
+	if (c == PIX_DEVICE_ROTATIONAL)
+		return 2;
+	/* through io_uring each reader has a batch of 16 in the kernel at
+	 * once, so 4 keep 64 in flight; more threads only switched more
+	 * (virtio disk, 2 cores, against 16 readers: 200,000 files of 1.3 KB
+	 * 0.93x warm and 0.89x cold, a card of 5 MB JPEGs 0.91x cold and
+	 * 1.06x warm; 2 and 4 readers alike within 5%) */
+	if (pix_sched_is_uring(c))
+		return 4;
+	return 16;
 }
 
 static const struct {

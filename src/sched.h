@@ -65,7 +65,14 @@ gboolean pix_sched_is_network_fs(guint64 magic, const char **name);
  */
 PixDeviceClass pix_sched_path_class(const char *path, const char *sysfs_root, char **name);
 
-/* Reads in flight that suit the class. */
+/* Whether readers of the class read in batches through io_uring (each
+ * keeps a batch of opens and reads in the kernel at once): where the
+ * kernel allows it (pix_uring_is_available()), but on a spinning disk
+ * (one file at a time, in disk order) and a network file system (whose
+ * opens through io_uring wait one after another). */
+gboolean pix_sched_is_uring(PixDeviceClass c);
+
+/* Reader threads that suit the class. */
 guint pix_sched_readers(PixDeviceClass c);
 
 /*

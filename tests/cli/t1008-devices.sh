@@ -10,13 +10,21 @@ test_expect_success 'setup' '
 	age lib
 '
 
+# the default readers: 2 on a spinning disk (one file each, in disk
+# order), 4 reading in batches through io_uring, 16 with blocking reads
+readers_for() {
+	case "$1/$2" in rotational/*) echo 2 ;; */io_uring) echo 4 ;; *) echo 16 ;; esac
+}
+
 test_expect_success 'the class and device of a root are reported' '
 	px scan --db "$DB" --json lib >s.json &&
 	class=$(jq -r ".devices[0].class" s.json) &&
 	case "$class" in ssd|virtual|rotational|unknown) ;; *) echo "bad class $class"; exit 1 ;; esac &&
 	test "$(jq -r .device_class s.json)" = "$class" &&
 	jq -r ".devices[0].device" s.json >own-device &&
-	test "$(jq .readers s.json)" = "$(if [ "$class" = rotational ]; then echo 2; else echo 16; fi)" &&
+	io=$(jq -r .io s.json) &&
+	case "$class/$io" in rotational/blocking|*/io_uring) ;; *) test "$PIX_IO" = threads ;; esac &&
+	test "$(jq .readers s.json)" = "$(readers_for "$class" "$io")" &&
 	jq -r ".devices[0].class" s.json >own-class
 '
 
@@ -66,7 +74,7 @@ test_expect_success 'a tmpfs has no block device: class unknown, read as an SSD'
 	set -e
 	test $rc = 0 &&
 	test "$(jq -r ".devices[0].class" t.json)" = unknown &&
-	test "$(jq .readers t.json)" = 16
+	test "$(jq .readers t.json)" = "$(readers_for unknown "$(jq -r .io t.json)")"
 '
 
 test_expect_success 'the MD5 lanes in use are reported, and every width gives the same MD5s' '
