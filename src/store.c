@@ -755,14 +755,22 @@ static gboolean set_wal(PixStore *s, GError **error)
 /*
  * Process-wide SQLite settings, once, before its first connection: no
  * memory statistics (kept under a global mutex on every allocation, which
- * the writer makes several of per row, and which nothing here reads).
+ * the writer makes several of per row, and which nothing here reads); and
+ * statement journals kept in memory up to 1 MiB.  A statement that writes
+ * several rows (the kept inserts, db.h) journals the pages it changes, 16
+ * rows over the tables' ten indexes about 80 KiB, which SQLite spilled to
+ * a file in /var/tmp past its default 64 KiB: 38,000 of the 55,000 pwrite
+ * calls of a 50,000-file import.  (Not temp_store = MEMORY, which would
+ * also keep the sorter of a CREATE INDEX in memory: 55 MB more at the end
+ * of a million-file import.)
  */
 static void configure_sqlite(void)
 {
 	static gsize is_done = 0;
 	if (g_once_init_enter(&is_done)) {
-		if (sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) != SQLITE_OK)
-			pix_info("SQLite was initialised already: its memory statistics stay on");
+		if (sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) != SQLITE_OK ||
+		    sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, 1024 * 1024) != SQLITE_OK)
+			pix_info("SQLite was initialised already: its memory statistics stay on, its statement journals spill at 64 KiB");
 		g_once_init_leave(&is_done, 1);
 	}
 }
@@ -831,12 +839,8 @@ static gboolean open_sqlite(PixStore *s, gboolean is_no_wait, gint64 *version, G
 		 * writer puts there is one of the constants the CHECK lists
 		 * (pix_store_state_name(), the change kinds).  They still guard any other
 		 * writer (the sqlite3 shell), and the migrations, which run before.
-		 * Temporary storage in memory: a statement that writes several
-		 * rows (the kept inserts, db.h) keeps a statement journal of the
-		 * pages it changes, 16 rows over ten indexes about 80 KiB, which
-		 * SQLite spilled to a file in /var/tmp past 64 KiB: 38,000 of the
-		 * 55,000 pwrite calls of a 50,000-file import. */
-		if (!pix_store_exec(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY;",
+		 * (Statement journals: see configure_sqlite().) */
+		if (!pix_store_exec(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384;",
 		              "cannot set it up", error) ||
 		    !migrate(s, *version, error) || !pix_store_ensure_md5_index(s, error) ||
 		    !pix_store_exec(s, "PRAGMA ignore_check_constraints = ON", "cannot set it up", error))
