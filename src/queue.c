@@ -5,7 +5,12 @@
  * for "not empty" and one for "not full".  Any thread may push or pop.
  * A condition is signalled only when a thread waits on it: GLib's
  * g_cond_signal() makes a futex system call every time, which cost a
- * system call per message per queue when nobody was waiting.
+ * system call per message per queue when nobody was waiting.  And it
+ * wakes one waiter at a time, which passes the wake-up on when it leaves
+ * work (or room) behind: a broadcast woke every reader blocked on a full
+ * hash queue whenever its hasher took a batch, and all but the few that
+ * found room went back to sleep (16 readers, 200,000 small files: a
+ * context switch per 4 files).
  *
  * Invariants:
  *  1. 0 <= len <= capacity, and the `len` elements from `head` (mod
@@ -84,13 +89,11 @@ void pix_queue_push_many(PixQueue *q, gpointer *items, guint n)
 		}
 	}
 	g_assert(queue_check(q));
-	if (q->n_pop_waiters > 0) {
-		/* more than one element: every waiting consumer may have work */
-		if (n > 1)
-			g_cond_broadcast(&q->not_empty);
-		else
-			g_cond_signal(&q->not_empty);
-	}
+	if (q->n_pop_waiters > 0)
+		g_cond_signal(&q->not_empty);
+	/* room left: the next producer waiting for it */
+	if (q->len < q->capacity && q->n_push_waiters > 0)
+		g_cond_signal(&q->not_full);
 	g_mutex_unlock(&q->lock);
 }
 
@@ -133,12 +136,11 @@ guint pix_queue_pop_many(PixQueue *q, gpointer *out, guint max, gint64 timeout_u
 		q->head = (q->head + 1) % q->capacity;
 		q->len--;
 	}
-	if (n > 0 && q->n_push_waiters > 0) {
-		if (n > 1)
-			g_cond_broadcast(&q->not_full);
-		else
-			g_cond_signal(&q->not_full);
-	}
+	if (n > 0 && q->n_push_waiters > 0)
+		g_cond_signal(&q->not_full);
+	/* work left: the next consumer waiting for it (or the end of input) */
+	if ((q->len > 0 || q->open_producers == 0) && q->n_pop_waiters > 0)
+		g_cond_signal(&q->not_empty);
 	g_assert(queue_check(q));
 	g_mutex_unlock(&q->lock);
 	return n;
