@@ -47,8 +47,8 @@
  *  4. A File is on `ready` iff it is not complete and has whole blocks at
  *     the head of its chunks, on `complete` iff its END came and nothing
  *     is left to hash but the carry (or it failed or was aborted), and in
- *     `open` iff its START came and its END did not; n_ready and
- *     n_complete count the lists, n_files every File in flight.
+ *     `open` iff its START came and its END did not; each list counts
+ *     its files, n_files counts every File in flight.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "hash.h"
@@ -108,6 +108,7 @@ struct File {
 
 typedef struct {
 	File *head, *tail;
+	guint n;                    /* files on it */
 } FileList;
 
 struct PixHasher {
@@ -117,7 +118,7 @@ struct PixHasher {
 	FileList ready;
 	FileList complete;
 	File *free_files;           /* recycled Files, linked by `next` */
-	guint n_ready, n_complete, n_files;
+	guint n_files;              /* in flight */
 	GPtrArray *done;            /* finished items, until drained (owned) */
 	PixHasherStats stats;
 };
@@ -142,10 +143,7 @@ static void list_remove(PixHasher *h, File *f)
 		f->next->prev = f->prev;
 	else
 		l->tail = f->prev;
-	if (f->on == ON_READY)
-		h->n_ready--;
-	else
-		h->n_complete--;
+	l->n--;
 	f->prev = f->next = NULL;
 	f->on = ON_NONE;
 }
@@ -162,10 +160,7 @@ static void list_append(PixHasher *h, File *f, ListKind on)
 	else
 		l->head = f;
 	l->tail = f;
-	if (on == ON_READY)
-		h->n_ready++;
-	else
-		h->n_complete++;
+	l->n++;
 }
 
 /* --- one file's bytes ------------------------------------------------------ */
@@ -518,7 +513,7 @@ void pix_hasher_free(PixHasher *h)
 
 gboolean pix_hasher_is_busy(const PixHasher *h)
 {
-	return h->n_ready > 0 || h->n_complete > 0;
+	return h->ready.n > 0 || h->complete.n > 0;
 }
 
 GPtrArray *pix_hasher_done(PixHasher *h)
@@ -530,7 +525,7 @@ void pix_hasher_stats(const PixHasher *h, PixHasherStats *out)
 {
 	*out = h->stats;
 	out->n_in_flight = h->n_files;
-	out->n_ready = h->n_ready;
+	out->n_ready = h->ready.n;
 }
 
 /* Invariant 2 (after settle()) for one file, and its list links. */
@@ -545,7 +540,7 @@ static gboolean file_check(const PixHasher *h, const File *f, ListKind on)
 	return f->is_open == (g_hash_table_lookup(h->open, f->item) == f);
 }
 
-static gboolean list_check(const PixHasher *h, const FileList *l, ListKind on, guint n)
+static gboolean list_check(const PixHasher *h, const FileList *l, ListKind on)
 {
 	guint count = 0;
 	for (const File *f = l->head; f != NULL; f = f->next, count++) {
@@ -555,12 +550,12 @@ static gboolean list_check(const PixHasher *h, const FileList *l, ListKind on, g
 		if ((on == ON_READY) == is_complete(f) || (on == ON_READY && ready_blocks(f) == 0))
 			return FALSE;
 	}
-	return count == n;
+	return count == l->n;
 }
 
 gboolean pix_hasher_check(const PixHasher *h)
 {
-	if (!list_check(h, &h->ready, ON_READY, h->n_ready) || !list_check(h, &h->complete, ON_COMPLETE, h->n_complete))
+	if (!list_check(h, &h->ready, ON_READY) || !list_check(h, &h->complete, ON_COMPLETE))
 		return FALSE;
 	/* the open files: in flight, on no list unless ready, never complete */
 	GHashTableIter it;
@@ -572,7 +567,7 @@ gboolean pix_hasher_check(const PixHasher *h)
 		    !file_check(h, f, f->on))
 			return FALSE;
 	}
-	return g_hash_table_size(h->open) + h->n_complete <= h->n_files;
+	return g_hash_table_size(h->open) + h->complete.n <= h->n_files;
 }
 
 /* --- the threads ---------------------------------------------------------------- */
@@ -611,7 +606,7 @@ static gpointer hasher_main(gpointer data)
 		 * file (a thread's CPU clock is a system call; a wait in the
 		 * queue costs it nothing) */
 		gint64 t0 = pix_thread_cpu_ns();
-		if (is_open && h->n_ready < MAX_READY) {
+		if (is_open && h->ready.n < MAX_READY) {
 			/* wait only when there is nothing to hash */
 			gboolean is_timeout = FALSE;
 			gpointer chunks[TAKE_BATCH];

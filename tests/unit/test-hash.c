@@ -240,19 +240,6 @@ static void expect_all_out(PixHasher *h, Set *s)
 	pix_hasher_free(h);
 }
 
-/* Selects `width` lanes for the test (0: none, OpenSSL's EVP per file),
- * or skips it on a CPU without them. */
-static gboolean need_lanes(gconstpointer width)
-{
-	guint want = GPOINTER_TO_UINT(width);
-	pix_md5_set_lane_count(want);
-	if (pix_md5_lane_count() != want) {
-		g_test_skip(want == 16 ? "this CPU has no AVX-512" : "this CPU has no AVX2");
-		return FALSE;
-	}
-	return TRUE;
-}
-
 /* --- 1. flat cost ---------------------------------------------------------- */
 
 #define OPEN_BYTES 1024     /* what each file has when it is held open */
@@ -325,7 +312,7 @@ static void test_finish_one_of_many(gconstpointer width)
 	double open_few, open_many;
 	guint64 few[3], many[3];
 
-	if (!need_lanes(width))
+	if (!pix_test_need_lanes(width))
 		return;
 	finish_among(width, 10, &open_few, few);
 	finish_among(width, 10000, &open_many, many);
@@ -430,7 +417,7 @@ static void test_steady_stream(gconstpointer width)
 	guint64 bound = 0, n_allocs;
 	guint peak;
 
-	if (!need_lanes(width))
+	if (!pix_test_need_lanes(width))
 		return;
 	for (guint k = 0; k < n; k++)
 		bound += stream_bound(stream_len(k));
@@ -452,7 +439,7 @@ static void test_files_recycle(gconstpointer width)
 	guint peak;
 	guint64 n_allocs;
 
-	if (!need_lanes(width))
+	if (!pix_test_need_lanes(width))
 		return;
 	stream_beside(width, 0, n, &peak, &n_allocs);
 	g_test_message("%u one-message files: %" G_GUINT64_FORMAT " records allocated, at most %u in flight", n,
@@ -653,7 +640,7 @@ static void test_every_length(gconstpointer width)
 	static const gsize reads[] = { 4096, 16384, 65536, 262144, 1048576 };
 	const guint32 seed = 1;
 
-	if (!need_lanes(width))
+	if (!pix_test_need_lanes(width))
 		return;
 	GArray *lens = g_array_new(FALSE, FALSE, sizeof(gsize));
 	for (gsize len = 0; len <= 2048; len++)
@@ -679,7 +666,7 @@ static void test_random_sizes(gconstpointer width)
 	const guint32 seed = 2;
 	gsize lens[400];
 
-	if (!need_lanes(width))
+	if (!pix_test_need_lanes(width))
 		return;
 	GRand *r = g_rand_new_with_seed(seed);
 	for (guint k = 0; k < G_N_ELEMENTS(lens); k++)

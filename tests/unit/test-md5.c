@@ -113,24 +113,11 @@ static void run_streams(guint n, const gsize *lengths, const gsize *starts, gsiz
 	g_free(done);
 }
 
-/* Selects `width` lanes (8: AVX2, 16: AVX-512) for the test, or skips it
- * on a CPU without them. */
-static gboolean need_lanes(gconstpointer width)
-{
-	guint want = GPOINTER_TO_UINT(width);
-	pix_md5_set_lane_count(want);
-	if (pix_md5_lane_count() != want) {
-		g_test_skip(want == 16 ? "this CPU has no AVX-512" : "this CPU has no AVX2");
-		return FALSE;
-	}
-	return TRUE;
-}
-
 /* Every length 0..4 KiB, eight at a time in the lanes, each lane at its
  * own offset in the data (so lanes never see the same bytes). */
 static void test_lanes_every_length(gconstpointer width)
 {
-	if (!need_lanes(width))
+	if (!pix_test_need_lanes(width))
 		return;
 	guint w = pix_md5_lane_count();
 	for (gsize base = 0; base <= 4096; base += w) {
@@ -145,7 +132,7 @@ static void test_lanes_every_length(gconstpointer width)
 
 static void test_lanes_padding_boundaries(gconstpointer width)
 {
-	if (!need_lanes(width))
+	if (!pix_test_need_lanes(width))
 		return;
 	guint w = pix_md5_lane_count();
 	for (guint i = 0; i < 8 * 40; i += w) {
@@ -161,7 +148,7 @@ static void test_lanes_padding_boundaries(gconstpointer width)
 /* 1 to all lanes in use: the idle lanes must not disturb the others. */
 static void test_lanes_partly_used(gconstpointer width)
 {
-	if (!need_lanes(width))
+	if (!pix_test_need_lanes(width))
 		return;
 	for (guint n = 1; n <= pix_md5_lane_count(); n++) {
 		gsize lengths[PIX_MD5_MAX_LANES], starts[PIX_MD5_MAX_LANES];
@@ -177,7 +164,7 @@ static void test_lanes_partly_used(gconstpointer width)
  * so lanes empty and refill with other streams mid-way. */
 static void test_lanes_finish_at_different_times(gconstpointer width)
 {
-	if (!need_lanes(width))
+	if (!pix_test_need_lanes(width))
 		return;
 	GRand *r = g_rand_new_with_seed(42);
 	for (int round = 0; round < 20; round++) {
@@ -194,7 +181,7 @@ static void test_lanes_finish_at_different_times(gconstpointer width)
 /* Random sizes up to several MiB, all lanes at once. */
 static void test_lanes_random_large(gconstpointer width)
 {
-	if (!need_lanes(width))
+	if (!pix_test_need_lanes(width))
 		return;
 	GRand *r = g_rand_new_with_seed(7);
 	for (int round = 0; round < 4; round++) {

@@ -132,4 +132,20 @@ static inline const char *pix_test_samples(void)
 	return dir;
 }
 
+#ifdef PIX_MD5_LANES_H
+/* Selects `width` MD5 lanes for the test (0: none, OpenSSL's EVP; 8: AVX2;
+ * 16: AVX-512), or skips it on a CPU without them (for the tests that
+ * include md5-lanes.h before this file). */
+static inline gboolean pix_test_need_lanes(gconstpointer width)
+{
+	guint want = GPOINTER_TO_UINT(width);
+	pix_md5_set_lane_count(want);
+	if (pix_md5_lane_count() != want) {
+		g_test_skip(want == 16 ? "this CPU has no AVX-512" : "this CPU has no AVX2");
+		return FALSE;
+	}
+	return TRUE;
+}
+#endif
+
 #endif
