@@ -85,6 +85,14 @@ int pix_meta_digits(const char *s, int len)
 	return v;
 }
 
+/* Writes `v` (>= 0) as `n` decimal digits at `p`; returns the end. */
+static char *put_digits(char *p, int v, int n)
+{
+	for (int i = n - 1; i >= 0; i--, v /= 10)
+		p[i] = (char)('0' + v % 10);
+	return p + n;
+}
+
 gboolean pix_meta_parse_date(const char *s, char **date, char **tz)
 {
 	if (strlen(s) < 16)
@@ -131,9 +139,28 @@ gboolean pix_meta_parse_date(const char *s, char **date, char **tz)
 	}
 	if (*p != '\0')
 		return FALSE;
-	if (date != NULL)
-		*date = g_strdup_printf("%04d-%02d-%02dT%02d:%02d:%02d%s%.*s", y, mo, d, h, mi, sec,
-		                        frac != NULL ? "." : "", frac_len, frac != NULL ? frac : "");
+	if (date != NULL) {
+		/* "YYYY-MM-DDTHH:MM:SS[.fffffffff]" without printf: a camera
+		 * library's every file has dates, several tags each */
+		char out[32], *o = out;
+		o = put_digits(o, y, 4);
+		*o++ = '-';
+		o = put_digits(o, mo, 2);
+		*o++ = '-';
+		o = put_digits(o, d, 2);
+		*o++ = 'T';
+		o = put_digits(o, h, 2);
+		*o++ = ':';
+		o = put_digits(o, mi, 2);
+		*o++ = ':';
+		o = put_digits(o, sec, 2);
+		if (frac != NULL) {
+			*o++ = '.';
+			memcpy(o, frac, (gsize)frac_len);
+			o += frac_len;
+		}
+		*date = g_strndup(out, (gsize)(o - out));
+	}
 	if (tz != NULL)
 		*tz = off_sign != 0 ? g_strdup_printf("%c%02d:%02d", off_sign, off_h, off_m) : NULL;
 	return TRUE;
