@@ -317,6 +317,8 @@ measure() {
 	while [ "$runs" -gt 0 ]; do
 		# (over sshfs, what it listed before expires first: dcache_timeout=1)
 		[ -n "${settle:-}" ] && sleep "$settle"
+		# what each run starts from, not timed
+		[ -n "${prep:-}" ] && sh -c "$prep" >/dev/null
 		if [ "$cache" = cold ]; then drop_caches; else warm "$BENCH_DIR/$corpus" $extra_trees; fi
 		"$TIME" -f '%e %M %U %S' -o "$BENCH_DIR/t1" sh -c "$cmd" >/dev/null 2>"$BENCH_DIR/stderr" ||
 			{ log "$tool failed on $corpus:"; cat "$BENCH_DIR/stderr" >&2; }
@@ -701,16 +703,37 @@ nas_report() {
 # each with its own volume (a tmpfs holding BENCH_PG_PART_FILES, 50,000,
 # files: one scanner per volume holds the volume's lock), against one of
 # them alone.  Every import starts from an empty catalog.
+#
+# Over a slow link: the same server through tests/tools/delay-proxy.py,
+# BENCH_PG_DELAY_MS (0.5) each way (a 1 ms round trip), against loopback:
+#   new files   BENCH_PG_NEW_FILES (5,000) new files of 16 KiB, 500 to a
+#               folder, scanned into a catalog holding pgpart (imported
+#               before each run, not timed)
+#   rescan      the unchanged rescan of lib
+# and, from the server's own log (log_statement = all for one more run of
+# each, over loopback), the statements sent per 1,000 new files and per
+# 1,000 directories rescanned.
 PG_PART_FILES=${BENCH_PG_PART_FILES:-50000}
+PG_NEW_FILES=${BENCH_PG_NEW_FILES:-5000}
+PG_DELAY=${BENCH_PG_DELAY_MS:-0.5}
 gen_pgpart() {
 	gen_folders "$PG_PART_FILES" 1000 "pgpart/dir%03d" 'IMG_%04d.JPG' --size "$LIB_BYTES" --width 128 --height 96 \
 		--make Canon --model "Canon EOS R6" --date "2025:03:01 08:00:00"
+}
+gen_pgnew() {
+	gen_folders "$PG_NEW_FILES" 500 "pgnew/dir%02d" 'DSC_%04d.JPG' --size 16384 --width 160 --height 120 \
+		--make NIKON --model "Z 6" --date "2025:04:01 08:00:00"
+}
+# statements the server logged so far
+pg_statements() {
+	grep -c "LOG:  \(execute [^ ]*:\|statement:\)" "$1/log" || true
 }
 run_pg() {
 	pg="$REPO/tests/tools/pg.sh"
 	if ! why=$(sh "$pg" check 2>&1); then log "no PostgreSQL: $why"; return; fi
 	make_corpus lib "$LIB_FILES x $LIB_BYTES in $LIB_LAYOUT" gen_lib
 	make_corpus pgpart "$PG_PART_FILES x $LIB_BYTES" gen_pgpart
+	make_corpus pgnew "$PG_NEW_FILES x 16384" gen_pgnew
 	state="$BENCH_DIR/pg-cluster"
 	uri=$(PIX_PG_CONF="fsync = on
 synchronous_commit = on
@@ -725,6 +748,36 @@ max_wal_size = 4GB" sh "$pg" start "$state")
 	measure lib warm sqlite_rescan "'$PHOTOIDX' scan --db '$db' -q '$BENCH_DIR/lib'"
 	measure lib warm pg_import "$fresh; '$PHOTOIDX' scan --db '$uri/bench' -q '$BENCH_DIR/lib'"
 	measure lib warm pg_rescan "'$PHOTOIDX' scan --db '$uri/bench' -q '$BENCH_DIR/lib'"
+	# the same server over a slow link
+	rm -f "$BENCH_DIR/pg-proxy.port"
+	python3 "$REPO/tests/tools/delay-proxy.py" 127.0.0.1:0 "${uri##*@}" "$PG_DELAY" "$BENCH_DIR/pg-proxy.port" &
+	proxy=$!
+	i=0
+	while [ ! -s "$BENCH_DIR/pg-proxy.port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	slow="${uri%:*}:$(cat "$BENCH_DIR/pg-proxy.port")"
+	measure lib warm pg_rescan_slow "'$PHOTOIDX' scan --db '$slow/bench' -q '$BENCH_DIR/lib'"
+	logged="?options=-c%20log_statement%3Dall"
+	n0=$(pg_statements "$state")
+	"$PHOTOIDX" scan --db "$uri/bench$logged" -q "$BENCH_DIR/lib"
+	n1=$(pg_statements "$state")
+	echo "lib warm pg_rescan_statements $((n1 - n0)) 0 0 0" >>"$RESULTS"
+	echo "lib warm lib_dirs $(find "$BENCH_DIR/lib" -type d | wc -l) 0 0 0" >>"$RESULTS"
+	base="$fresh; '$PHOTOIDX' scan --db '$uri/bench' -q '$BENCH_DIR/pgpart'"
+	prep=$base
+	extra_trees="$BENCH_DIR/pgpart"
+	measure pgnew warm pg_new "'$PHOTOIDX' scan --db '$uri/bench' -q '$BENCH_DIR/pgnew'"
+	measure pgnew warm pg_new_slow "'$PHOTOIDX' scan --db '$slow/bench' -q '$BENCH_DIR/pgnew'"
+	prep="rm -f '$db'*; '$PHOTOIDX' scan --db '$db' -q '$BENCH_DIR/pgpart'"
+	measure pgnew warm sqlite_new "'$PHOTOIDX' scan --db '$db' -q '$BENCH_DIR/pgnew'"
+	prep=""
+	extra_trees=""
+	sh -c "$base" >/dev/null
+	n0=$(pg_statements "$state")
+	"$PHOTOIDX" scan --db "$uri/bench$logged" -q "$BENCH_DIR/pgnew"
+	n1=$(pg_statements "$state")
+	echo "pgnew warm pg_new_statements $((n1 - n0)) 0 0 0" >>"$RESULTS"
+	kill "$proxy" 2>/dev/null || true
+	wait "$proxy" 2>/dev/null || true
 	rm -f "$db"*
 	# three volumes: tmpfs mounts, each a copy of the part
 	for i in 1 2 3; do
@@ -749,7 +802,7 @@ fi
 
 # PostgreSQL against SQLite, and three scanners against one.
 pg_report() {
-	awk -v lib="$LIB_FILES" -v part="$PG_PART_FILES" -v nproc="$NPROC" '{ t[$1, $3] = $4 }
+	awk -v lib="$LIB_FILES" -v part="$PG_PART_FILES" -v nproc="$NPROC" -v newf="$PG_NEW_FILES" -v delay="$PG_DELAY" '{ t[$1, $3] = $4 }
 		function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2fx", a / b) }
 		END {
 			print ""
@@ -762,6 +815,15 @@ pg_report() {
 			sr = t["lib", "sqlite_rescan"]; pr = t["lib", "pg_rescan"]
 			if (sr != "" && pr != "")
 				printf "| unchanged rescan | %.2f s | %.2f s | %s |\n", sr, pr, ratio(sr, pr)
+			n = t["pgnew", "pg_new"]; ns = t["pgnew", "pg_new_slow"]; nl = t["pgnew", "sqlite_new"]
+			if (n != "" && ns != "")
+				printf "| %d new files into a catalog of %d | %.2f s | %.2f s, over %s ms each way %.2f s | slow link over loopback %s |\n", newf, part, nl, n, delay, ns, ratio(ns, n)
+			rs = t["lib", "pg_rescan_slow"]
+			if (pr != "" && rs != "")
+				printf "| unchanged rescan, over %s ms each way | | %.2f s | slow link over loopback %s |\n", delay, rs, ratio(rs, pr)
+			s1 = t["pgnew", "pg_new_statements"]; s2 = t["lib", "pg_rescan_statements"]; nd = t["lib", "lib_dirs"]
+			if (s1 != "")
+				printf "\nStatements the server logged (log_statement = all): %.0f per 1,000 new files (%d for %d), %.0f per 1,000 directories rescanned (%d for %d directories).\n", s1 * 1000 / newf, s1, newf, nd > 0 ? s2 * 1000 / nd : 0, s2, nd
 			o = t["pgpart", "pg_one"]; h = t["pgpart", "pg_three"]
 			if (o != "" && h != "")
 				printf "\nThree scanners at once, each its own volume of %d files, into one PostgreSQL catalog: %.2f s for all three, one alone %.2f s (SQLite alone %.2f s): %.2fx one scanner'"'"'s files/s, on %d cores.\n", part, h, o, t["pgpart", "sqlite_one"], 3 * o / h, nproc
@@ -874,6 +936,10 @@ targets() {
 			vs("NAS: unchanged rescan, vs `find`", "nas cold rescan", "nas cold find", "photoidx", "find", "<=", 1)
 			vs("PostgreSQL: import, files/s over SQLite'"'"'s", "lib warm sqlite_import", "lib warm pg_import",
 				"SQLite", "PostgreSQL", ">=", 0.8)
+			vs("PostgreSQL: new files into a catalog, slow link (1 ms round trip) vs loopback", "pgnew warm pg_new_slow",
+				"pgnew warm pg_new", "slow link", "loopback", "<=", 1.5)
+			vs("PostgreSQL: unchanged rescan of lib, slow link vs loopback", "lib warm pg_rescan_slow", "lib warm pg_rescan",
+				"slow link", "loopback", "<=", 1.5)
 			what = "PostgreSQL: 3 scanners at once, files/s over one'"'"'s (with enough cores; " nproc " here)"
 			if (has("pgpart", "warm", "pg_one") && has("pgpart", "warm", "pg_three") && t["pgpart", "warm", "pg_three"] > 0) {
 				q = sprintf("%.2f", 3 * t["pgpart", "warm", "pg_one"] / t["pgpart", "warm", "pg_three"])

@@ -128,17 +128,20 @@ static gboolean dev_has_rows(Plan *p, guint64 dev)
 
 /*
  * A new path whose inode the catalog knows at another path that is gone
- * now: the file was renamed.  Returns the move (transfer full), or NULL for
+ * now: the file was renamed (`inodes`: the rows of the inodes of the
+ * window's new entries, see fetch_window()).  Returns the move (transfer full), or NULL for
  * a new file.  When the old path still holds a file (a hard link, or a new
  * file put in its place), the entry is not taken as a move: the old path's
  * own directory handles its row, whichever is walked first.
  */
-static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e, GHashTable *listed)
+static PixItem *find_move(Plan *p, PixDir *dir, const PixEntry *e, GHashTable *listed, GHashTable *inodes)
 {
 	/* an inode number made up at mount time names no file of before */
-	if (dir->is_ino_unstable || !dev_has_rows(p, e->st.dev))
+	if (dir->is_ino_unstable)
 		return NULL;
-	g_autoptr(GPtrArray) rows = pix_store_files_by_inode(p->cfg->catalog, e->st.dev, e->st.ino, &p->error);
+	/* the rows of its inode, asked for with the window's (fetch_window()) */
+	PixInode key = { e->st.dev, e->st.ino };
+	const GPtrArray *rows = inodes != NULL ? g_hash_table_lookup(inodes, &key) : NULL;
 	if (rows == NULL)
 		return NULL;
 	for (guint i = 0; i < rows->len; i++) {
@@ -289,23 +292,88 @@ static void push_dir(Plan *p, const PixListing *l)
 	p->listing = l;
 }
 
-static void plan_listing(Plan *p, PixListing *l)
+/*
+ * Listings planned together, at most PLAN_WINDOW, as many as wait when
+ * plan looks: the rows of their directories, of their files and of their
+ * new entries' inodes are asked for at once (one round trip per
+ * PIX_STORE_SET of each to a PostgreSQL server), then each listing is
+ * planned in turn as if asked alone.  The reader sees what the writer
+ * committed, as a look-up per listing would (see the top): nothing the
+ * window asks for can be a row this scan writes before it is planned, as
+ * each directory is listed once and plan keeps its own decisions.
+ */
+#define PLAN_WINDOW 64
+
+typedef struct {
+	PixDirQuery dirs[PLAN_WINDOW];
+	GHashTable *by_name[PLAN_WINDOW];   /* name -> PixFileRow of dirs[k].files */
+	GHashTable *inodes;                 /* see find_move(), or NULL */
+} Window;
+
+static gboolean fetch_window(Plan *p, PixListing **ls, guint n, Window *w)
+{
+	g_assert(n <= PLAN_WINDOW);
+	for (guint k = 0; k < n; k++)
+		w->dirs[k] = (PixDirQuery){ .dir = ls[k]->dir, .want_files = ls[k]->is_complete && !ls[k]->is_unlisted };
+	if (!pix_store_find_dirs(p->cfg->catalog, w->dirs, n, &p->error))
+		return FALSE;
+	g_autoptr(GArray) inodes = g_array_new(FALSE, FALSE, sizeof(PixInode));
+	for (guint k = 0; k < n; k++) {
+		w->by_name[k] = g_hash_table_new(g_str_hash, g_str_equal);
+		GPtrArray *rows = w->dirs[k].files;
+		for (guint i = 0; rows != NULL && i < rows->len; i++) {
+			PixFileRow *row = g_ptr_array_index(rows, i);
+			g_hash_table_insert(w->by_name[k], row->name, row);
+		}
+		/* a new regular file may be a renamed one, found by its inode
+		 * (an inode number made up at mount time names no file of before;
+		 * without rows on the device, no new file can be a moved one) */
+		if (!w->dirs[k].want_files || ls[k]->dir->is_ino_unstable)
+			continue;
+		for (guint i = 0; i < ls[k]->entries->len; i++) {
+			const PixEntry *e = &g_array_index(ls[k]->entries, PixEntry, i);
+			if (e->stat_errno != 0 || !S_ISREG(e->st.mode) || g_hash_table_contains(w->by_name[k], e->name))
+				continue;
+			if (!dev_has_rows(p, e->st.dev)) {
+				if (p->error != NULL)
+					return FALSE;
+				continue;
+			}
+			PixInode key = { e->st.dev, e->st.ino };
+			g_array_append_val(inodes, key);
+		}
+	}
+	if (inodes->len > 0) {
+		w->inodes = pix_store_files_by_inodes(p->cfg->catalog, (const PixInode *)(void *)inodes->data,
+		                                      inodes->len, &p->error);
+		if (w->inodes == NULL)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static void window_clear(Window *w, guint n)
+{
+	pix_dir_queries_clear(w->dirs, n);
+	for (guint k = 0; k < n; k++)
+		g_clear_pointer(&w->by_name[k], g_hash_table_destroy);
+	g_clear_pointer(&w->inodes, g_hash_table_destroy);
+}
+
+/* Plans listing `l`, whose rows are dirs[k] of window `w`. */
+static void plan_listing(Plan *p, PixListing *l, Window *w, guint k)
 {
 	PixDir *dir = l->dir;
-	g_autoptr(GHashTable) by_name = NULL;
-	g_autoptr(GPtrArray) rows = NULL;
+	GHashTable *by_name = w->by_name[k];
 	g_autoptr(GPtrArray) reads = g_ptr_array_new();
-	PixDirRow *drow = NULL;
+	const PixDirRow *drow = w->dirs[k].row;
 
-	if (!pix_store_find_dir(p->cfg->catalog, dir, &drow, &p->error))
-		return;
 	/* the row id as plan knows it: after the push below, the store thread
 	 * owns dir->id (it sets it for a new directory) */
 	gint64 dir_id = 0;
 	if (drow != NULL) {
 		dir_id = dir->id = drow->id;
 		g_hash_table_add(p->visited, GSIZE_TO_POINTER((gsize)drow->id));
-		pix_dir_row_free(drow);
 	}
 	push_dir(p, l);
 	if (l->is_unlisted) {
@@ -316,18 +384,9 @@ static void plan_listing(Plan *p, PixListing *l)
 	if (!l->is_complete)
 		return;         /* unreadable is not gone: leave its rows alone */
 
-	by_name = g_hash_table_new(g_str_hash, g_str_equal);
 	guint n_present = 0;
-	if (dir_id > 0) {
-		rows = pix_store_dir_files(p->cfg->catalog, dir_id, &p->error);
-		if (rows == NULL)
-			return;
-		for (guint i = 0; i < rows->len; i++) {
-			PixFileRow *row = g_ptr_array_index(rows, i);
-			g_hash_table_insert(by_name, row->name, row);
-			n_present += row->state != PIX_STATE_MISSING;
-		}
-	}
+	for (guint i = 0; w->dirs[k].files != NULL && i < w->dirs[k].files->len; i++)
+		n_present += ((PixFileRow *)g_ptr_array_index(w->dirs[k].files, i))->state != PIX_STATE_MISSING;
 	g_autoptr(GHashTable) listed = g_hash_table_new(g_str_hash, g_str_equal);
 	for (guint i = 0; i < l->entries->len; i++)
 		g_hash_table_add(listed, g_array_index(l->entries, PixEntry, i).name);
@@ -381,7 +440,7 @@ static void plan_listing(Plan *p, PixListing *l)
 			g_ptr_array_add(reads, item);
 			continue;
 		}
-		PixItem *item = find_move(p, dir, e, listed);
+		PixItem *item = find_move(p, dir, e, listed, w->inodes);
 		if (item == NULL) {
 			item = pix_item_new(PIX_ACT_ADD, dir, e->name);
 			item->st = e->st;
@@ -479,17 +538,22 @@ gboolean pix_plan_run(const PixPlanConfig *cfg, GError **error)
 		.vanished = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free),
 		.to_read = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free),
 	};
-	PixListing *l;
-
-	while ((l = pix_queue_pop(cfg->in)) != NULL) {
-		if (p.error == NULL && !pix_stop_requested()) {
-			plan_listing(&p, l);
-			p.listing = NULL;
-			g_assert(plan_check(&p));
-			if (p.error != NULL)
-				pix_request_stop();
+	PixListing *ls[PLAN_WINDOW];
+	guint n;
+	while ((n = pix_queue_pop_many(cfg->in, (gpointer *)ls, PLAN_WINDOW, -1, NULL)) > 0) {
+		Window w = { 0 };
+		if (p.error == NULL && !pix_stop_requested() && fetch_window(&p, ls, n, &w)) {
+			for (guint k = 0; k < n && p.error == NULL && !pix_stop_requested(); k++) {
+				plan_listing(&p, ls[k], &w, k);
+				p.listing = NULL;
+				g_assert(plan_check(&p));
+			}
 		}
-		pix_listing_free(l);
+		if (p.error != NULL)
+			pix_request_stop();
+		window_clear(&w, n);
+		for (guint k = 0; k < n; k++)
+			pix_listing_free(ls[k]);
 	}
 	if (p.error == NULL && !pix_stop_requested()) {
 		p.is_walk_done = TRUE;

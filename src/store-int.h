@@ -37,11 +37,21 @@ void pix_store_bind_under(PixStmt *st, int first, char **paths);
 #define PG_THIS_HOST "current_setting('photoidx.host')"
 #define ONLINE_DIR " AND (d.volume_id IS NULL OR d.volume_id IN " ONLINE_VOLUMES ")"
 
+/*
+ * Values a set look-up binds at once (ST_FIND_DIRS, ST_DIRS_FILES,
+ * ST_FILES_BY_INODES, ST_FILES_BY_MD5S, ST_SIDECAR_DIRS: `x IN (?, ?, ...)`, the values not
+ * bound are NULL, which nothing equals): the rows for that many
+ * directories, inodes or contents cost one round trip to the server, not
+ * one each.
+ */
+#define PIX_STORE_SET 256
+
 typedef enum {
 	ST_BEGIN,
 	ST_COMMIT,
 	ST_ROLLBACK,
 	ST_DIR_UPSERT,
+	ST_DIR_UPSERT_KNOWN,
 	ST_DIR_MISSING,
 	ST_FILE_INSERT,
 	ST_FILE_UPDATE_CONTENT,
@@ -50,22 +60,21 @@ typedef enum {
 	ST_FILE_MISSING,
 	ST_FILE_TAKE_OVER,
 	ST_FILE_VERIFY,
-	ST_FILES_BY_MD5,
+	ST_FILES_BY_MD5S,
 	ST_META_REPLACE,
 	ST_META_INSERT,
 	ST_META_DELETE,
 	ST_CHANGE_INSERT,
-	ST_FIND_DIR,
-	ST_DIR_FILES,
-	ST_FILES_BY_INODE,
+	ST_FIND_DIRS,
+	ST_DIRS_FILES,
+	ST_FILES_BY_INODES,
 	ST_DIRS_UNDER,
 	ST_HAS_DEV,
-	ST_FILE_ELSEWHERE,
 	ST_DIR_STAT,
 	ST_DIR_FILE_COUNTS,
 	ST_SUBDIRS,
 	ST_FILE_AT,
-	ST_SIDECAR_ANY,
+	ST_SIDECAR_DIRS,
 	ST_SIDECAR_IMAGES,
 	ST_SIDECAR_LINK,
 	ST_SIDECAR_UNLEND,
@@ -151,7 +160,21 @@ PixFileState pix_store_state_from(const unsigned char *text);
 gboolean pix_store_release_room(PixStore *s);
 gboolean pix_store_ensure_md5_index(PixStore *s, GError **error);
 GPtrArray *pix_store_collect_file_rows(PixStore *s, PixStmt *st, gboolean has_dir_path, GError **error);
+/* The file row at `st`'s current row: columns id, name, dev, ino, mode,
+ * size, mtime_ns, ctime_ns, state, md5, recheck, then with has_dir_path
+ * the directory's path and fsid (transfer full). */
+PixFileRow *pix_store_file_row_from(PixStmt *st, gboolean has_dir_path);
 gboolean pix_store_column_md5(PixStmt *st, int i, guint8 *out);
+/*
+ * Runs set statement `id` (see PIX_STORE_SET) for `n` values, PIX_STORE_SET
+ * of them at a time: ?1 is `fixed` when `first` is 2 (the set's values
+ * start at ?first); bind(st, i, k, data) binds value k to parameter i, and
+ * row(st, data) takes each row.  One round trip per PIX_STORE_SET values.
+ */
+typedef void (*PixSetBind)(PixStmt *st, int i, guint k, gpointer data);
+typedef void (*PixSetRow)(PixStmt *st, gpointer data);
+gboolean pix_store_run_set(PixStore *s, StatementId id, int first, gint64 fixed, guint n, PixSetBind bind,
+                           PixSetRow row, gpointer data, const char *what, GError **error);
 /* store-write.c: the volume (found, or made when `is_create`) and the
  * path relative to it of directory `d`; *vol_id 0 when none is known. */
 gboolean pix_store_dir_key(PixStore *s, const PixDir *d, gboolean is_create, gint64 *vol_id, char **rel_path,

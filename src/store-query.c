@@ -48,6 +48,8 @@ typedef struct {
 	GArray *args;   /* Arg */
 	char **paths;   /* borrowed: bound by pix_store_bind_under() */
 	int under_first; /* their first parameter number */
+	const char *like;   /* the catalog's case-insensitive LIKE: SQLite's
+	                       LIKE ignores case (ASCII), PostgreSQL's does not */
 } Sql;
 
 static void arg_clear(gpointer p)
@@ -55,8 +57,9 @@ static void arg_clear(gpointer p)
 	g_free(((Arg *)p)->s);
 }
 
-static void sql_init(Sql *q, const char *text)
+static void sql_init(Sql *q, PixStore *s, const char *text)
 {
+	q->like = pix_db_is_pg(pix_store_db(s)) ? "ILIKE" : "LIKE";
 	q->sql = g_string_new(text);
 	q->args = g_array_new(FALSE, TRUE, sizeof(Arg));
 	g_array_set_clear_func(q->args, arg_clear);
@@ -161,11 +164,13 @@ static void sql_filter(Sql *q, const PixFilter *f)
 		g_string_append(q->sql, " AND date_taken IS NULL");
 	if (f->make != NULL) {
 		g_autofree char *p = like_pattern(f->make);
-		sql_add(q, " AND make LIKE ? ESCAPE '\\'", ARG_TEXT, p);
+		g_string_append_printf(q->sql, " AND make %s", q->like);
+		sql_add(q, " ? ESCAPE '\\'", ARG_TEXT, p);
 	}
 	if (f->model != NULL) {
 		g_autofree char *p = like_pattern(f->model);
-		sql_add(q, " AND model LIKE ? ESCAPE '\\'", ARG_TEXT, p);
+		g_string_append_printf(q->sql, " AND model %s", q->like);
+		sql_add(q, " ? ESCAPE '\\'", ARG_TEXT, p);
 	}
 	if (f->has_near) {
 		/* a box around the circle first, which the cheap comparisons
@@ -320,7 +325,7 @@ gboolean pix_store_each_record(PixStore *s, const PixFilter *filter, PixSort sor
 		[PIX_SORT_NONE] = " ORDER BY id",
 	};
 	Sql q;
-	sql_init(&q, "SELECT ");
+	sql_init(&q, s, "SELECT ");
 	sql_columns(&q, filter);
 	g_string_append(q.sql, " FROM file_info WHERE");
 	sql_filter(&q, filter);
@@ -402,7 +407,7 @@ gboolean pix_store_each_dup(PixStore *s, const PixFilter *filter, PixDupFn fn, g
 	/* copies present on disk only: a missing file frees nothing */
 	if (f.show == PIX_SHOW_ALL || f.show == PIX_SHOW_MISSING)
 		f.show = PIX_SHOW_PRESENT;
-	sql_init(&q, "WITH sel AS MATERIALIZED (SELECT ");
+	sql_init(&q, s, "WITH sel AS MATERIALIZED (SELECT ");
 	sql_columns(&q, &f);
 	g_string_append(q.sql, " FROM file_info WHERE");
 	sql_filter(&q, &f);
@@ -530,7 +535,7 @@ gboolean pix_store_stats(PixStore *s, const PixFilter *filter, PixStats *out, GE
 		t.index[i] = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	/* one pass, grouped by all three keys at once (a few thousand groups
 	 * for a large library), summed into each tally here */
-	sql_init(&q, "SELECT media,"
+	sql_init(&q, s, "SELECT media,"
 	             " CASE WHEN make IS NULL AND model IS NULL THEN NULL"
 	             " ELSE coalesce(trim(make), '') || ");
 	sql_add(&q, "?", ARG_TEXT, "\t");       /* SQLite's char(9) is PostgreSQL's chr(9) */

@@ -33,7 +33,7 @@ void pix_dir_row_free(PixDirRow *row)
 	g_free(row);
 }
 
-static PixFileRow *file_row_from(PixStmt *st)
+PixFileRow *pix_store_file_row_from(PixStmt *st, gboolean has_dir_path)
 {
 	PixFileRow *row = g_new0(PixFileRow, 1);
 	row->id = pix_db_column_int64(st, 0);
@@ -45,11 +45,12 @@ static PixFileRow *file_row_from(PixStmt *st)
 	row->st.mtime_ns = pix_db_column_int64(st, 6);
 	row->st.ctime_ns = pix_db_column_int64(st, 7);
 	row->state = pix_store_state_from(pix_db_column_text(st, 8));
-	if (pix_db_column_bytes(st, 9) == 16) {
-		row->has_md5 = TRUE;
-		memcpy(row->md5, pix_db_column_blob(st, 9), 16);
-	}
+	row->has_md5 = pix_store_column_md5(st, 9, row->md5);
 	row->is_recheck = pix_db_column_int(st, 10) != 0;
+	if (has_dir_path) {
+		row->dir_path = pix_store_column_bytes(st, 11);
+		row->dir_fsid = (guint64)pix_db_column_int64(st, 12);
+	}
 	return row;
 }
 
@@ -57,14 +58,8 @@ GPtrArray *pix_store_collect_file_rows(PixStore *s, PixStmt *st, gboolean has_di
 {
 	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)pix_file_row_free);
 	int rc;
-	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
-		PixFileRow *row = file_row_from(st);
-		if (has_dir_path) {
-			row->dir_path = pix_store_column_bytes(st, 11);
-			row->dir_fsid = (guint64)pix_db_column_int64(st, 12);
-		}
-		g_ptr_array_add(rows, row);
-	}
+	while ((rc = pix_db_step(st)) == SQLITE_ROW)
+		g_ptr_array_add(rows, pix_store_file_row_from(st, has_dir_path));
 	if (rc != SQLITE_DONE) {
 		pix_store_sqlite_error(error, s, rc, "cannot read file rows");
 		return NULL;
@@ -72,53 +67,273 @@ GPtrArray *pix_store_collect_file_rows(PixStore *s, PixStmt *st, gboolean has_di
 	return g_steal_pointer(&rows);
 }
 
+/*
+ * --- the rows of many directories or inodes at once ---
+ *
+ * Plan asks for the directories of the listings waiting for it together,
+ * and for the inodes of their new files together: one round trip per
+ * PIX_STORE_SET of them (pix_store_run_set()), which over a network is
+ * what a rescan waits for, not the rows themselves.
+ */
+
+static PixDirRow *dir_row_from(PixStmt *st)
+{
+	PixDirRow *row = g_new0(PixDirRow, 1);
+	row->id = pix_db_column_int64(st, 0);
+	row->path = pix_store_column_bytes(st, 1);
+	row->state = pix_store_state_from(pix_db_column_text(st, 2));
+	return row;
+}
+
+/* The directories of one volume, looked up by rel_path. */
+typedef struct {
+	PixDirQuery *dirs;
+	GPtrArray *rels;        /* rel_path of each (borrowed), in set order */
+	GHashTable *by_rel;     /* rel_path -> 1 + index into dirs */
+} DirSet;
+
+static void bind_rel(PixStmt *st, int i, guint k, gpointer data)
+{
+	DirSet *d = data;
+	pix_store_bind_path(st, i, g_ptr_array_index(d->rels, k));
+}
+
+static void take_dir(PixStmt *st, gpointer data)
+{
+	DirSet *d = data;
+	g_autofree char *rel = pix_store_column_bytes(st, 3);
+	guint k = GPOINTER_TO_UINT(g_hash_table_lookup(d->by_rel, rel));
+	if (k > 0 && d->dirs[k - 1].row == NULL)
+		d->dirs[k - 1].row = dir_row_from(st);
+}
+
+/* The file rows of directories `ids` (n), into files[k] for ids[k]. */
+typedef struct {
+	const gint64 *ids;
+	GPtrArray **files;
+	GHashTable *by_id;      /* dir id -> 1 + k */
+} FileSet;
+
+static void bind_dir_id(PixStmt *st, int i, guint k, gpointer data)
+{
+	pix_db_bind_int64(st, i, ((FileSet *)data)->ids[k]);
+}
+
+static void take_file(PixStmt *st, gpointer data)
+{
+	FileSet *f = data;
+	guint k = GPOINTER_TO_UINT(g_hash_table_lookup(f->by_id, GSIZE_TO_POINTER((gsize)pix_db_column_int64(st, 11))));
+	if (k > 0)
+		g_ptr_array_add(f->files[k - 1], pix_store_file_row_from(st, FALSE));
+}
+
+/* ids: distinct */
+static gboolean dirs_files(PixStore *s, const gint64 *ids, GPtrArray **files, guint n, GError **error)
+{
+	g_autoptr(GHashTable) by_id = g_hash_table_new(g_direct_hash, g_direct_equal);
+	for (guint k = 0; k < n; k++) {
+		files[k] = g_ptr_array_new_with_free_func((GDestroyNotify)pix_file_row_free);
+		gboolean is_new = g_hash_table_insert(by_id, GSIZE_TO_POINTER((gsize)ids[k]), GUINT_TO_POINTER(k + 1));
+		g_assert(is_new);
+	}
+	FileSet f = { ids, files, by_id };
+	return pix_store_run_set(s, ST_DIRS_FILES, 1, 0, n, bind_dir_id, take_file, &f, "cannot read file rows", error);
+}
+
+static GPtrArray *copy_file_rows(const GPtrArray *rows)
+{
+	GPtrArray *out = g_ptr_array_new_full(rows->len, (GDestroyNotify)pix_file_row_free);
+	for (guint r = 0; r < rows->len; r++) {
+		const PixFileRow *fr = g_ptr_array_index(rows, r);
+		PixFileRow *copy = g_memdup2(fr, sizeof *fr);
+		copy->name = g_strdup(fr->name);
+		copy->dir_path = g_strdup(fr->dir_path);
+		g_ptr_array_add(out, copy);
+	}
+	return out;
+}
+
+gboolean pix_store_find_dirs(PixStore *s, PixDirQuery *dirs, guint n, GError **error)
+{
+	g_autofree gint64 *vol = g_new0(gint64, MAX(n, 1));
+	g_autoptr(GPtrArray) rels = g_ptr_array_new_full(n, g_free);
+	gboolean ok = TRUE;
+
+	for (guint k = 0; k < n; k++) {
+		dirs[k].row = NULL;
+		dirs[k].files = NULL;
+	}
+	for (guint k = 0; k < n; k++) {
+		char *rel = NULL;
+		if (!pix_store_dir_key(s, dirs[k].dir, FALSE, &vol[k], &rel, error))
+			return FALSE;
+		g_ptr_array_add(rels, rel);
+	}
+	/* each volume's directories, by rel_path (0: a volume the catalog
+	 * does not know yet, nothing of which has a row) */
+	for (guint k = 0; k < n && ok; k++) {
+		if (vol[k] <= 0)
+			continue;
+		gint64 v = vol[k];
+		DirSet d = { dirs, g_ptr_array_new(), g_hash_table_new(g_str_hash, g_str_equal) };
+		for (guint j = k; j < n; j++) {
+			if (vol[j] != v)
+				continue;
+			vol[j] = -v;    /* asked for */
+			if (!g_hash_table_contains(d.by_rel, rels->pdata[j])) {
+				g_hash_table_insert(d.by_rel, rels->pdata[j], GUINT_TO_POINTER(j + 1));
+				g_ptr_array_add(d.rels, rels->pdata[j]);
+			}
+		}
+		ok = pix_store_run_set(s, ST_FIND_DIRS, 2, v, d.rels->len, bind_rel, take_dir, &d,
+		                       "cannot read a directory row", error);
+		/* the same directory twice: both get its row */
+		for (guint j = k; j < n && ok; j++) {
+			guint first = GPOINTER_TO_UINT(g_hash_table_lookup(d.by_rel, rels->pdata[j]));
+			if (vol[j] == -v && first != j + 1 && dirs[first - 1].row != NULL) {
+				const PixDirRow *r = dirs[first - 1].row;
+				dirs[j].row = g_memdup2(r, sizeof *r);
+				dirs[j].row->path = g_strdup(r->path);
+			}
+		}
+		g_ptr_array_free(d.rels, TRUE);
+		g_hash_table_destroy(d.by_rel);
+	}
+
+	/* then the files of those found, each directory once */
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(gint64));
+	g_autoptr(GHashTable) first = g_hash_table_new(g_direct_hash, g_direct_equal);   /* id -> 1 + k */
+	for (guint k = 0; k < n && ok; k++) {
+		if (dirs[k].row == NULL || !dirs[k].want_files ||
+		    g_hash_table_contains(first, GSIZE_TO_POINTER((gsize)dirs[k].row->id)))
+			continue;
+		g_hash_table_insert(first, GSIZE_TO_POINTER((gsize)dirs[k].row->id), GUINT_TO_POINTER(k + 1));
+		g_array_append_val(ids, dirs[k].row->id);
+	}
+	g_autofree GPtrArray **files = g_new0(GPtrArray *, MAX(ids->len, 1));
+	ok = ok && dirs_files(s, (const gint64 *)(void *)ids->data, files, ids->len, error);
+	for (guint i = 0; i < ids->len; i++) {
+		guint k = GPOINTER_TO_UINT(g_hash_table_lookup(first, GSIZE_TO_POINTER((gsize)g_array_index(ids, gint64, i))));
+		if (ok)
+			dirs[k - 1].files = files[i];
+		else if (files[i] != NULL)
+			g_ptr_array_unref(files[i]);
+	}
+	/* a directory asked for twice: the second gets a copy */
+	for (guint k = 0; k < n && ok; k++) {
+		if (dirs[k].row == NULL || !dirs[k].want_files || dirs[k].files != NULL)
+			continue;
+		guint j = GPOINTER_TO_UINT(g_hash_table_lookup(first, GSIZE_TO_POINTER((gsize)dirs[k].row->id)));
+		dirs[k].files = copy_file_rows(dirs[j - 1].files);
+	}
+	if (!ok)
+		pix_dir_queries_clear(dirs, n);
+	return ok;
+}
+
+void pix_dir_queries_clear(PixDirQuery *dirs, guint n)
+{
+	for (guint k = 0; k < n; k++) {
+		g_clear_pointer(&dirs[k].row, pix_dir_row_free);
+		g_clear_pointer(&dirs[k].files, g_ptr_array_unref);
+	}
+}
+
 gboolean pix_store_find_dir(PixStore *s, const PixDir *dir, PixDirRow **row, GError **error)
 {
-	gint64 vol_id;
-	g_autofree char *rel = NULL;
+	PixDirQuery q = { .dir = dir };
 	*row = NULL;
-	if (!pix_store_dir_key(s, dir, FALSE, &vol_id, &rel, error))
+	if (!pix_store_find_dirs(s, &q, 1, error))
 		return FALSE;
-	if (vol_id == 0)
-		return TRUE;    /* a volume the catalog does not know yet */
-	PixStmt *st = pix_store_stmt(s, ST_FIND_DIR, error);
-	if (st == NULL)
-		return FALSE;
-	pix_db_bind_int64(st, 1, vol_id);
-	pix_store_bind_path(st, 2, rel);
-	int rc = pix_db_step(st);
-	if (rc == SQLITE_ROW) {
-		*row = g_new0(PixDirRow, 1);
-		(*row)->id = pix_db_column_int64(st, 0);
-		(*row)->path = pix_store_column_bytes(st, 1);
-		(*row)->state = pix_store_state_from(pix_db_column_text(st, 2));
-		rc = pix_db_step(st);
-	}
-	if (rc != SQLITE_DONE) {
-		g_clear_pointer(row, pix_dir_row_free);
-		pix_store_sqlite_error(error, s, rc, "cannot read a directory row");
-		return FALSE;
-	}
+	*row = q.row;
 	return TRUE;
 }
 
 GPtrArray *pix_store_dir_files(PixStore *s, gint64 dir_id, GError **error)
 {
-	PixStmt *st = pix_store_stmt(s, ST_DIR_FILES, error);
-	if (st == NULL)
+	GPtrArray *files = NULL;
+	if (!dirs_files(s, &dir_id, &files, 1, error)) {
+		g_ptr_array_unref(files);
 		return NULL;
-	pix_db_bind_int64(st, 1, dir_id);
-	return pix_store_collect_file_rows(s, st, FALSE, error);
+	}
+	return files;
+}
+
+static guint inode_hash(gconstpointer p)
+{
+	const PixInode *i = p;
+	return (guint)(i->ino ^ (i->ino >> 32) ^ (i->dev * 0x9e3779b1u));
+}
+
+static gboolean inode_equal(gconstpointer a, gconstpointer b)
+{
+	const PixInode *x = a, *y = b;
+	return x->dev == y->dev && x->ino == y->ino;
+}
+
+/* The inodes of one device. */
+typedef struct {
+	GArray *inos;           /* guint64, in set order */
+	GHashTable *table;      /* as pix_store_files_by_inodes() returns */
+	guint64 dev;
+} InodeSet;
+
+static void bind_ino(PixStmt *st, int i, guint k, gpointer data)
+{
+	pix_db_bind_int64(st, i, (gint64)g_array_index(((InodeSet *)data)->inos, guint64, k));
+}
+
+static void take_inode_row(PixStmt *st, gpointer data)
+{
+	InodeSet *set = data;
+	PixInode key = { set->dev, (guint64)pix_db_column_int64(st, 3) };
+	GPtrArray *rows = g_hash_table_lookup(set->table, &key);
+	if (rows == NULL)
+		return;
+	g_ptr_array_add(rows, pix_store_file_row_from(st, TRUE));
+}
+
+GHashTable *pix_store_files_by_inodes(PixStore *s, const PixInode *inodes, guint n, GError **error)
+{
+	g_autoptr(GHashTable) table = g_hash_table_new_full(inode_hash, inode_equal, g_free,
+	                                                    (GDestroyNotify)g_ptr_array_unref);
+	g_autoptr(GArray) keys = g_array_new(FALSE, FALSE, sizeof(PixInode));
+	for (guint k = 0; k < n; k++) {
+		if (g_hash_table_contains(table, &inodes[k]))
+			continue;
+		g_hash_table_insert(table, g_memdup2(&inodes[k], sizeof inodes[k]),
+		                    g_ptr_array_new_with_free_func((GDestroyNotify)pix_file_row_free));
+		g_array_append_val(keys, inodes[k]);
+	}
+	g_autofree gboolean *is_done = g_new0(gboolean, MAX(keys->len, 1));
+	for (guint k = 0; k < keys->len; k++) {
+		if (is_done[k])
+			continue;
+		InodeSet set = { g_array_new(FALSE, FALSE, sizeof(guint64)), table,
+		                 g_array_index(keys, PixInode, k).dev };
+		for (guint j = k; j < keys->len; j++) {
+			const PixInode *i = &g_array_index(keys, PixInode, j);
+			if (i->dev == set.dev) {
+				g_array_append_val(set.inos, i->ino);
+				is_done[j] = TRUE;
+			}
+		}
+		gboolean ok = pix_store_run_set(s, ST_FILES_BY_INODES, 2, (gint64)set.dev, set.inos->len, bind_ino,
+		                                take_inode_row, &set, "cannot read file rows", error);
+		g_array_free(set.inos, TRUE);
+		if (!ok)
+			return NULL;
+	}
+	return g_steal_pointer(&table);
 }
 
 GPtrArray *pix_store_files_by_inode(PixStore *s, guint64 dev, guint64 ino, GError **error)
 {
-	PixStmt *st = pix_store_stmt(s, ST_FILES_BY_INODE, error);
-	if (st == NULL)
+	PixInode key = { dev, ino };
+	g_autoptr(GHashTable) table = pix_store_files_by_inodes(s, &key, 1, error);
+	if (table == NULL)
 		return NULL;
-	pix_db_bind_int64(st, 1, (gint64)dev);
-	pix_db_bind_int64(st, 2, (gint64)ino);
-	return pix_store_collect_file_rows(s, st, TRUE, error);
+	return g_ptr_array_ref(g_hash_table_lookup(table, &key));
 }
 
 GPtrArray *pix_store_dirs_under(PixStore *s, const char *root, GError **error)
@@ -133,13 +348,8 @@ GPtrArray *pix_store_dirs_under(PixStore *s, const char *root, GError **error)
 	pix_store_bind_path_as(st, 1, root, len, FALSE);
 	pix_store_bind_path_as(st, 2, root, len, TRUE);
 	pix_store_bind_below(st, 3, root);
-	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
-		PixDirRow *row = g_new0(PixDirRow, 1);
-		row->id = pix_db_column_int64(st, 0);
-		row->path = pix_store_column_bytes(st, 1);
-		row->state = pix_store_state_from(pix_db_column_text(st, 2));
-		g_ptr_array_add(rows, row);
-	}
+	while ((rc = pix_db_step(st)) == SQLITE_ROW)
+		g_ptr_array_add(rows, dir_row_from(st));
 	if (rc != SQLITE_DONE) {
 		pix_store_sqlite_error(error, s, rc, "cannot read directory rows");
 		return NULL;
@@ -310,7 +520,7 @@ gboolean pix_store_each_to_verify(PixStore *s, char **paths, gint64 before_s, Pi
 		pix_db_bind_int64(st, 2, is_verified);
 		pix_db_bind_int64(st, 3, id);
 		while ((rc = pix_db_step(st)) == SQLITE_ROW) {
-			PixFileRow *row = file_row_from(st);
+			PixFileRow *row = pix_store_file_row_from(st, FALSE);
 			row->dir_path = pix_store_column_bytes(st, 11);
 			key = pix_db_column_int64(st, 12);
 			is_verified = pix_db_column_int64(st, 13);

@@ -111,31 +111,47 @@ static gboolean query_int(PixStore *s, PixStmt *st, gint64 *out, const char *wha
  * says what was lent, so it is taken back when the sidecar goes, changes
  * or the image gets its own), for the files the batch wrote: an image is
  * linked again; a sidecar links again the files linked to it and those its
- * name fits.  Run before each commit.  A file in a directory with no
- * sidecar and no linked file costs one lookup (cached per directory).
+ * name fits.  Run before each commit.  Files in directories with no
+ * sidecar and no linked file cost one look-up per PIX_STORE_SET
+ * directories.
  */
+typedef struct {
+	GArray *ids;            /* gint64, in set order */
+	GHashTable *with;       /* the directory ids that have sidecars */
+} SidecarDirs;
+
+static void bind_sidecar_dir(PixStmt *st, int i, guint k, gpointer data)
+{
+	pix_db_bind_int64(st, i, g_array_index(((SidecarDirs *)data)->ids, gint64, k));
+}
+
+static void take_sidecar_dir(PixStmt *st, gpointer data)
+{
+	g_hash_table_add(((SidecarDirs *)data)->with, GSIZE_TO_POINTER((gsize)pix_db_column_int64(st, 0)));
+}
+
 static gboolean relink(PixStore *s, GError **error)
 {
 	if (s->dirty == NULL || s->dirty->len == 0)
 		return TRUE;
-	g_autoptr(GHashTable) has_any = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	g_autoptr(GHashTable) images = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	/* which of the batch's directories have sidecars, asked at once */
+	g_autoptr(GHashTable) asked = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_autoptr(GHashTable) with = g_hash_table_new(g_direct_hash, g_direct_equal);
+	SidecarDirs dirs = { g_array_new(FALSE, FALSE, sizeof(gint64)), with };
 	for (guint i = 0; i < s->dirty->len; i++) {
 		const Dirty *d = &g_array_index(s->dirty, Dirty, i);
-		gint64 any;
-		gpointer cached = g_hash_table_lookup(has_any, &d->dir_id);
-		if (cached != NULL) {
-			any = GPOINTER_TO_INT(cached) - 1;
-		} else {
-			PixStmt *st = pix_store_stmt(s, ST_SIDECAR_ANY, error);
-			if (st == NULL)
-				return FALSE;
-			pix_db_bind_int64(st, 1, d->dir_id);
-			if (!query_int(s, st, &any, "cannot look for sidecars", error))
-				return FALSE;
-			g_hash_table_insert(has_any, g_memdup2(&d->dir_id, sizeof d->dir_id), GINT_TO_POINTER((int)any + 1));
-		}
-		if (any <= 0)
+		if (g_hash_table_add(asked, GSIZE_TO_POINTER((gsize)d->dir_id)))
+			g_array_append_val(dirs.ids, d->dir_id);
+	}
+	gboolean ok = pix_store_run_set(s, ST_SIDECAR_DIRS, 1, 0, dirs.ids->len, bind_sidecar_dir, take_sidecar_dir,
+	                                &dirs, "cannot look for sidecars", error);
+	g_array_free(dirs.ids, TRUE);
+	if (!ok)
+		return FALSE;
+	for (guint i = 0; i < s->dirty->len; i++) {
+		const Dirty *d = &g_array_index(s->dirty, Dirty, i);
+		if (!g_hash_table_contains(with, GSIZE_TO_POINTER((gsize)d->dir_id)))
 			continue;
 		PixStmt *at = pix_store_stmt(s, ST_FILE_AT, error);
 		if (at == NULL)
@@ -1010,7 +1026,10 @@ static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
 	g_autofree char *rel = NULL;
 	if (!pix_store_dir_key(s, d, TRUE, &vol_id, &rel, error))
 		return FALSE;
-	st = pix_store_stmt(s, ST_DIR_UPSERT, error);
+	/* a directory plan found has its id: the row is written without
+	 * waiting for it (on PostgreSQL, in the pipeline) */
+	gboolean is_known = d->id > 0;
+	st = pix_store_stmt(s, is_known ? ST_DIR_UPSERT_KNOWN : ST_DIR_UPSERT, error);
 	if (st == NULL)
 		return FALSE;
 	pix_db_bind_int64(st, 13, vol_id);
@@ -1033,6 +1052,10 @@ static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
 	if (d->error == NULL && s->scan_id > 0)
 		pix_db_bind_int64(st, 11, s->scan_id);
 	pix_db_bind_int(st, 12, d->is_unlisted);
+	if (is_known)
+		pix_db_bind_int64(st, 15, d->id);
+	if (is_known)
+		return pix_store_step_done(s, st, "cannot write a directory", error);
 	int rc = pix_db_step(st);
 	if (rc != SQLITE_ROW) {
 		pix_store_sqlite_error(error, s, rc, "cannot write a directory");
@@ -1094,80 +1117,154 @@ static gboolean insert_file(PixStore *s, PixItem *item, gint64 *id, GError **err
  * rows this run has written, and are settled here:
  *  - a new file whose MD5 and size are a file's whose path is gone, from a
  *    disk still mounted, is that file moved across file systems: it takes
- *    the row over (find_moved_by_md5(), take_over());
+ *    the row over (find_moved(), pick_moved(), take_over());
  *  - a file plan found gone is marked missing only while its row is still
  *    at that path (ST_FILE_MISSING);
  * and such new files, and the end-of-walk missing items, wait until the
- * input ends (Deferred, is_to_defer()): a rename plan found claims its row
+ * input ends (Batch, MAX_DEFERRED): a rename plan found claims its row
  * first, and a file that turned up elsewhere is recorded as moved, not
- * also as missing.
+ * also as missing.  A batch's new files are written after its other items
+ * (settle_looking()): the change log lists them after those.
  */
 
 /*
- * The row of a file that was moved to where `item` (new, read) is, found
- * by content: same MD5 and size, and its own path gone from a disk that is
- * still there (a move across file systems, or a copy and a delete).  A
- * copy whose original is still in place is a file of its own.  Returns the
- * row (transfer full) or NULL.
+ * The rows a new file may be, moved (see the decisions above): same MD5,
+ * from before this run, looked up for many new files at once (one round
+ * trip per PIX_STORE_SET contents): a table from the MD5 (16 bytes, owned)
+ * to its rows (PixFileRow*, with dir_path, dir_fsid and is_elsewhere).
+ * Empty files all share one MD5: content says nothing about them.  Only
+ * rows from before this run can have moved here (a first import into an
+ * empty catalog asks nothing).
  */
-/* Whether file row `id` is on a volume not mounted on this host. */
-static gboolean is_on_other_host(PixStore *s, gint64 id, gboolean *is_elsewhere, GError **error)
+static gboolean is_move_candidate(const PixStore *s, const PixItem *item)
 {
-	PixStmt *st = pix_store_stmt(s, ST_FILE_ELSEWHERE, error);
-	if (st == NULL)
+	return item->action == PIX_ACT_ADD && !item->is_vanished && item->has_md5 && item->st.size_bytes > 0 &&
+	       s->rows_before_run > 0;
+}
+
+static guint md5_hash(gconstpointer p)
+{
+	guint h;
+	memcpy(&h, p, sizeof h);
+	return h;
+}
+
+static gboolean md5_equal(gconstpointer a, gconstpointer b)
+{
+	return memcmp(a, b, 16) == 0;
+}
+
+typedef struct {
+	GPtrArray *md5s;        /* const guint8 * (borrowed), in set order */
+	GHashTable *by_md5;
+} Md5Set;
+
+static void bind_md5(PixStmt *st, int i, guint k, gpointer data)
+{
+	pix_db_bind_blob(st, i, g_ptr_array_index(((Md5Set *)data)->md5s, k), 16, SQLITE_STATIC);
+}
+
+static void take_md5_row(PixStmt *st, gpointer data)
+{
+	Md5Set *set = data;
+	PixFileRow *row = pix_store_file_row_from(st, TRUE);
+	GPtrArray *rows = row->has_md5 ? g_hash_table_lookup(set->by_md5, row->md5) : NULL;
+	if (rows == NULL) {
+		pix_file_row_free(row);
+		return;
+	}
+	row->is_elsewhere = pix_db_column_int(st, 13) != 0;
+	g_ptr_array_add(rows, row);
+}
+
+/* The candidates of items[0..n) (transfer full; NULL when none could
+ * have one). */
+static gboolean find_moved(PixStore *s, PixItem *const *items, guint n, GHashTable **candidates, GError **error)
+{
+	Md5Set set = { g_ptr_array_new(), NULL };
+	*candidates = NULL;
+	for (guint k = 0; k < n; k++) {
+		if (!is_move_candidate(s, items[k]))
+			continue;
+		if (set.by_md5 == NULL)
+			set.by_md5 = g_hash_table_new_full(md5_hash, md5_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
+		if (g_hash_table_contains(set.by_md5, items[k]->md5))
+			continue;
+		g_hash_table_insert(set.by_md5, g_memdup2(items[k]->md5, 16),
+		                    g_ptr_array_new_with_free_func((GDestroyNotify)pix_file_row_free));
+		g_ptr_array_add(set.md5s, items[k]->md5);
+	}
+	gboolean ok = set.md5s->len == 0 ||
+	              pix_store_run_set(s, ST_FILES_BY_MD5S, 2, s->rows_before_run, set.md5s->len, bind_md5,
+	                                take_md5_row, &set, "cannot look for a moved file", error);
+	g_ptr_array_free(set.md5s, TRUE);
+	if (!ok) {
+		g_clear_pointer(&set.by_md5, g_hash_table_destroy);
 		return FALSE;
-	pix_db_bind_int64(st, 1, id);
-	gint64 n;
-	if (!query_int(s, st, &n, "cannot look for a moved file", error))
-		return FALSE;
-	*is_elsewhere = n == 1;
+	}
+	*candidates = set.by_md5;
 	return TRUE;
 }
 
-static PixFileRow *find_moved_by_md5(PixStore *s, const PixItem *item, GError **error)
+/* The order rows of one content are tried in: the same name first, then
+ * rows already missing, then the oldest. */
+static int compare_candidates(gconstpointer a, gconstpointer b, gpointer name)
 {
-	/* empty files all share one MD5: content says nothing about them.
-	 * Only rows from before this run can have moved here (a first import
-	 * into an empty catalog asks nothing). */
-	if (!item->has_md5 || item->st.size_bytes == 0 || s->rows_before_run == 0)
+	const PixFileRow *x = *(PixFileRow *const *)a, *y = *(PixFileRow *const *)b;
+	int by_name = (strcmp(y->name, name) == 0) - (strcmp(x->name, name) == 0);
+	if (by_name != 0)
+		return by_name;
+	int by_state = (y->state == PIX_STATE_MISSING) - (x->state == PIX_STATE_MISSING);
+	if (by_state != 0)
+		return by_state;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/*
+ * The row of a file that was moved to where `item` (new, read) is, among
+ * `candidates` (find_moved()): same MD5 and size, and its own path gone
+ * from a disk that is still there (a move across file systems, or a copy
+ * and a delete).  A copy whose original is still in place is a file of
+ * its own.  Returns the row (owned by `candidates`) or NULL.
+ */
+static PixFileRow *pick_moved(const PixStore *s, const PixItem *item, GHashTable *candidates)
+{
+	GPtrArray *all = candidates != NULL && is_move_candidate(s, item) ? g_hash_table_lookup(candidates, item->md5)
+	                                                                   : NULL;
+	if (all == NULL)
 		return NULL;
-	PixStmt *st = pix_store_stmt(s, ST_FILES_BY_MD5, error);
-	if (st == NULL)
-		return NULL;
-	pix_db_bind_blob(st, 1, item->md5, 16, SQLITE_STATIC);
-	pix_db_bind_int64(st, 2, item->st.size_bytes);
-	pix_store_bind_path(st, 3, item->name);
-	pix_db_bind_int64(st, 4, s->rows_before_run);
-	g_autoptr(GPtrArray) rows = pix_store_collect_file_rows(s, st, TRUE, error);
-	pix_db_reset(st);
+	g_autoptr(GPtrArray) rows = g_ptr_array_new();
+	for (guint i = 0; i < all->len; i++) {
+		PixFileRow *row = g_ptr_array_index(all, i);
+		if (row->st.size_bytes == item->st.size_bytes)
+			g_ptr_array_add(rows, row);
+	}
+	g_ptr_array_sort_with_data(rows, compare_candidates, item->name);
 	/* a new hard link of a file still at its path is that file's second
 	 * name, not a file that moved here */
-	for (guint i = 0; rows != NULL && i < rows->len; i++) {
+	for (guint i = 0; i < rows->len; i++) {
 		PixFileRow *row = g_ptr_array_index(rows, i);
 		if (row->st.dev == item->st.dev && row->st.ino == item->st.ino && row->state != PIX_STATE_MISSING &&
 		    !pix_path_is_gone(row->dir_path, row->name))
 			return NULL;
 	}
-	for (guint i = 0; rows != NULL && i < rows->len; i++) {
+	for (guint i = 0; i < rows->len; i++) {
 		PixFileRow *row = g_ptr_array_index(rows, i);
 		g_autofree char *old_path = pix_path_join(row->dir_path, row->name);
-		gboolean is_elsewhere = FALSE;
 		/* PostgreSQL: a file its own host found gone, on a volume not
 		 * mounted here (its path and device are that host's) */
-		if (pix_db_is_pg(s->db) && row->state == PIX_STATE_MISSING &&
-		    !is_on_other_host(s, row->id, &is_elsewhere, error))
-			return NULL;
+		gboolean is_elsewhere = pix_db_is_pg(s->db) && row->state == PIX_STATE_MISSING && row->is_elsewhere;
 		if (!is_elsewhere &&
 		    (!pix_path_is_gone(row->dir_path, row->name) || !pix_path_ancestor_on(old_path, row->st.dev, row->dir_fsid)))
 			continue;
-		return g_ptr_array_steal_index(rows, i);
+		return row;
 	}
 	return NULL;
 }
 
 /* The file of `item` is the one of `row`, moved: the row takes its path,
  * stat and content. */
-static gboolean take_over(PixStore *s, PixItem *item, const PixFileRow *row, GError **error)
+static gboolean take_over(PixStore *s, PixItem *item, PixFileRow *row, GError **error)
 {
 	PixStmt *st = pix_store_stmt(s, ST_FILE_TAKE_OVER, error);
 	if (st == NULL)
@@ -1189,22 +1286,34 @@ static gboolean take_over(PixStore *s, PixItem *item, const PixFileRow *row, GEr
 	g_autofree char *q_old = pix_quote(old_path), *q_new = pix_quote(new_path);
 	pix_info("'%s' is '%s', moved (same content)", q_new, q_old);
 	count(s, PIX_N_MOVED, 1);
+	/* the candidate now says what the row does, for the next new file
+	 * of this content */
+	g_free(row->dir_path);
+	g_free(row->name);
+	row->dir_path = g_strdup(item->dir->path);
+	row->dir_fsid = item->dir->fsid;
+	row->name = g_strdup(item->name);
+	row->st = item->st;
+	row->state = item_state(item);
+	row->is_elsewhere = FALSE;
 	return put_meta(s, row->id, item->meta, FALSE, error) &&
 	       put_change(s, row->id, "moved", item, old_path, new_path, error);
 }
 
-/* A new file: the row of the file it is, moved (unless `is_unmatched`: the
- * caller looked and found none), or a row of its own. */
-static gboolean put_add(PixStore *s, PixItem *item, gboolean is_unmatched, GError **error)
+/* A new file: the row of the file it is, moved (among `candidates`, see
+ * find_moved(), when `is_looked`; else looked for now), or a row of its
+ * own. */
+static gboolean put_add(PixStore *s, PixItem *item, GHashTable *candidates, gboolean is_looked, GError **error)
 {
-	GError *local = NULL;
-	g_autoptr(PixFileRow) moved = is_unmatched ? NULL : find_moved_by_md5(s, item, &local);
+	g_autoptr(GHashTable) own = NULL;
 	gint64 id;
 
-	if (local != NULL) {
-		g_propagate_error(error, local);
-		return FALSE;
+	if (!is_looked) {
+		if (!find_moved(s, &item, 1, &own, error))
+			return FALSE;
+		candidates = own;
 	}
+	PixFileRow *moved = pick_moved(s, item, candidates);
 	if (moved != NULL)
 		return take_over(s, item, moved, error);
 	if (!insert_file(s, item, &id, error))
@@ -1366,9 +1475,9 @@ static gboolean put_verify(PixStore *s, PixItem *item, GError **error)
 	return pix_store_step_done(s, st, "cannot record a verification", error);
 }
 
-/* pix_store_put(); `is_unmatched`: an ADD item was looked for among the
- * moved rows already, and matched none (see pix_store_consume). */
-static gboolean store_put(PixStore *s, PixItem *item, gboolean is_unmatched, GError **error)
+/* pix_store_put(); `is_looked`: an ADD item's moved rows were looked for
+ * already, and are among `candidates` (see put_add()). */
+static gboolean store_put(PixStore *s, PixItem *item, GHashTable *candidates, gboolean is_looked, GError **error)
 {
 	gboolean ok;
 
@@ -1385,7 +1494,7 @@ static gboolean store_put(PixStore *s, PixItem *item, gboolean is_unmatched, GEr
 		break;
 	case PIX_ACT_ADD:
 		/* a new file gone before it was read: there is nothing to record */
-		ok = item->is_vanished || put_add(s, item, is_unmatched, error);
+		ok = item->is_vanished || put_add(s, item, candidates, is_looked, error);
 		break;
 	case PIX_ACT_CHANGE:
 		/* a known file gone before it was read keeps what was known */
@@ -1415,7 +1524,7 @@ static gboolean store_put(PixStore *s, PixItem *item, gboolean is_unmatched, GEr
 
 gboolean pix_store_put(PixStore *s, PixItem *item, GError **error)
 {
-	return store_put(s, item, FALSE, error);
+	return store_put(s, item, NULL, FALSE, error);
 }
 
 /* Adds a committed batch to the write-rate bucket of the catalog's size. */
@@ -1444,23 +1553,91 @@ const GArray *pix_store_write_rates(PixStore *s)
 	return s->rates;
 }
 
-/* The batch being filled by pix_store_consume(). */
+/*
+ * Items held back until the input ends, when plan has stored every move it
+ * found by inode: a new file whose content matches a row whose path is
+ * gone (it may take that row over, see pick_moved(), but only once no
+ * rename claims the row), and the end-of-walk missing files and
+ * directories (so that a file that turned up elsewhere is recorded as
+ * moved, not also as missing).  They are written in that order, each kind
+ * in arrival order (a directory after its files).  Bounded: at this many,
+ * they are written at once, in the same order.
+ */
+#define MAX_DEFERRED 20000
+
+/*
+ * The batch being filled by pix_store_consume().  A new file that may be
+ * a moved one (is_move_candidate()) waits in `looking` until the batch is
+ * about to commit: the rows of all their contents are then asked for at
+ * once (find_moved()), before any of them is written, so that reads do
+ * not break up the batch's stream of inserts (on PostgreSQL each read
+ * ends a COPY and waits a round trip).  Those with a candidate are
+ * deferred, the others written.
+ */
 typedef struct {
 	guint batch_items;
 	gint64 batch_us;
-	guint n_items;
+	guint n_items;          /* written in the open batch */
 	gint64 start_us;        /* when its first item came */
 	gint64 busy_us;         /* time spent writing it so far */
 	gint64 last_commit_us;
+	GPtrArray *looking;     /* PixItem (owned), in arrival order */
+	GPtrArray *adds;        /* deferred: PixItem (owned) */
+	GPtrArray *missing;     /* deferred: PixItem (owned) */
 } Batch;
+
+static guint batch_len(const Batch *b)
+{
+	return b->n_items + b->looking->len;
+}
+
+/* Writes `item` into the open batch (`candidates`, `is_looked`: see store_put()). */
+static gboolean batch_write(PixStore *s, Batch *b, PixItem *item, GHashTable *candidates, gboolean is_looked,
+                            GError **error)
+{
+	gint64 t0 = g_get_monotonic_time();
+	if (batch_len(b) == 0)
+		b->start_us = t0;
+	if (!store_put(s, item, candidates, is_looked, error))
+		return FALSE;
+	b->n_items++;
+	b->busy_us += g_get_monotonic_time() - t0;
+	return TRUE;
+}
+
+/* Settles the new files of `looking`: each is deferred or written. */
+static gboolean settle_looking(PixStore *s, Batch *b, GError **error)
+{
+	g_autoptr(GHashTable) candidates = NULL;
+	if (b->looking->len == 0)
+		return TRUE;
+	gint64 t0 = g_get_monotonic_time();
+	gboolean ok = find_moved(s, (PixItem *const *)b->looking->pdata, b->looking->len, &candidates, error);
+	b->busy_us += g_get_monotonic_time() - t0;
+	for (guint i = 0; i < b->looking->len && ok; i++) {
+		PixItem *item = g_ptr_array_index(b->looking, i);
+		if (pick_moved(s, item, candidates) != NULL) {
+			g_ptr_array_add(b->adds, item);
+			b->looking->pdata[i] = NULL;
+			continue;
+		}
+		ok = batch_write(s, b, item, NULL, TRUE, error);
+	}
+	g_ptr_array_set_size(b->looking, 0);
+	return ok;
+}
 
 /* Commits the batch when it is full or old enough (or `is_final`). */
 static gboolean batch_maybe_commit(PixStore *s, Batch *b, gboolean is_final, GError **error)
 {
-	gint64 t0 = g_get_monotonic_time();
-	if (b->n_items == 0 ||
-	    (!is_final && b->n_items < b->batch_items && t0 - b->start_us < b->batch_us))
+	if (batch_len(b) == 0 ||
+	    (!is_final && batch_len(b) < b->batch_items && g_get_monotonic_time() - b->start_us < b->batch_us))
 		return TRUE;
+	if (!settle_looking(s, b, error))
+		return FALSE;
+	if (b->n_items == 0)
+		return TRUE;    /* all of it deferred */
+	gint64 t0 = g_get_monotonic_time();
 	gint64 n_new = s->counts[PIX_N_NEW];
 	if (!pix_store_commit(s, error))
 		return FALSE;
@@ -1472,58 +1649,38 @@ static gboolean batch_maybe_commit(PixStore *s, Batch *b, gboolean is_final, GEr
 	return TRUE;
 }
 
-static gboolean batch_put(PixStore *s, Batch *b, PixItem *item, gboolean is_unmatched, GError **error)
+/* Takes `item` (transfer full) into the batch. */
+static gboolean batch_put(PixStore *s, Batch *b, PixItem *item, GError **error)
 {
-	gint64 t0 = g_get_monotonic_time();
-	if (b->n_items == 0)
-		b->start_us = t0;
-	if (!store_put(s, item, is_unmatched, error))
-		return FALSE;
-	b->n_items++;
-	b->busy_us += g_get_monotonic_time() - t0;
+	if (is_move_candidate(s, item)) {
+		if (batch_len(b) == 0)
+			b->start_us = g_get_monotonic_time();
+		g_ptr_array_add(b->looking, item);
+	} else if (item->action == PIX_ACT_MISSING || item->action == PIX_ACT_DIR_MISSING) {
+		g_ptr_array_add(b->missing, item);
+	} else {
+		/* no row can be the file of a new one here: looked for, none */
+		gboolean ok = batch_write(s, b, item, NULL, TRUE, error);
+		pix_item_free(item);
+		if (!ok)
+			return FALSE;
+	}
 	return batch_maybe_commit(s, b, FALSE, error);
 }
 
-/*
- * Items held back until the input ends, when plan has stored every move it
- * found by inode: a new file whose content matches a row whose path is
- * gone (it may take that row over, see find_moved_by_md5, but only once no
- * rename claims the row), and the end-of-walk missing files and
- * directories (so that a file that turned up elsewhere is recorded as
- * moved, not also as missing).  They are written in that order, each kind
- * in arrival order (a directory after its files).  Bounded: at this many,
- * they are written at once, in the same order.
- */
-#define MAX_DEFERRED 20000
-
-typedef struct {
-	GPtrArray *adds;          /* PixItem (owned) */
-	GPtrArray *missing;       /* PixItem (owned) */
-} Deferred;
-
-/* Whether `item` waits for the end of the input (see Deferred); FALSE
- * with `error` set when the catalog could not be read. */
-static gboolean is_to_defer(PixStore *s, const PixItem *item, gboolean *is_deferred, GError **error)
+/* Writes the deferred items (see MAX_DEFERRED), the new files' moved rows
+ * looked for together. */
+static gboolean put_deferred(PixStore *s, Batch *b, GError **error)
 {
-	GError *local = NULL;
-	*is_deferred = item->action == PIX_ACT_MISSING || item->action == PIX_ACT_DIR_MISSING;
-	if (item->action != PIX_ACT_ADD || item->is_vanished)
-		return TRUE;
-	g_autoptr(PixFileRow) row = find_moved_by_md5(s, item, &local);
-	if (local != NULL) {
-		g_propagate_error(error, local);
+	g_autoptr(GHashTable) candidates = NULL;
+	if (!settle_looking(s, b, error) ||
+	    !find_moved(s, (PixItem *const *)b->adds->pdata, b->adds->len, &candidates, error))
 		return FALSE;
-	}
-	*is_deferred = row != NULL;
-	return TRUE;
-}
-
-static gboolean put_deferred(PixStore *s, Batch *b, Deferred *d, GError **error)
-{
-	GPtrArray *lists[] = { d->adds, d->missing };
+	GPtrArray *lists[] = { b->adds, b->missing };
 	for (guint l = 0; l < G_N_ELEMENTS(lists); l++) {
 		for (guint i = 0; i < lists[l]->len; i++)
-			if (!batch_put(s, b, g_ptr_array_index(lists[l], i), FALSE, error))
+			if (!batch_write(s, b, g_ptr_array_index(lists[l], i), candidates, TRUE, error) ||
+			    !batch_maybe_commit(s, b, FALSE, error))
 				return FALSE;
 		g_ptr_array_set_size(lists[l], 0);
 	}
@@ -1536,15 +1693,16 @@ static gboolean put_deferred(PixStore *s, Batch *b, Deferred *d, GError **error)
 gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 batch_us, GError **error)
 {
 	gboolean is_failed = FALSE;
-	Batch b = { .batch_items = batch_items, .batch_us = batch_us, .last_commit_us = g_get_monotonic_time() };
-	Deferred d = { .adds = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free),
-	               .missing = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free) };
+	Batch b = { .batch_items = batch_items, .batch_us = batch_us, .last_commit_us = g_get_monotonic_time(),
+	            .looking = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free),
+	            .adds = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free),
+	            .missing = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free) };
 
 	for (;;) {
 		gboolean is_timeout = FALSE;
 		gint64 wait_us = -1;
 		gpointer items[CONSUME_BATCH];
-		if (b.n_items > 0)
+		if (batch_len(&b) > 0)
 			wait_us = MAX(0, b.start_us + batch_us - g_get_monotonic_time());
 		/* what the hashers handed over since the last look, at once */
 		guint n = pix_queue_pop_many(in, items, CONSUME_BATCH, wait_us, &is_timeout);
@@ -1552,25 +1710,18 @@ gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 
 		if (n == 0 && !is_timeout)
 			break;
 		for (guint i = 0; i < MAX(n, 1); i++) {
-			g_autoptr(PixItem) item = n > 0 ? items[i] : NULL;
-			if (is_failed)
+			PixItem *item = n > 0 ? items[i] : NULL;
+			if (is_failed) {
+				pix_item_free(item);
 				continue;
-			gboolean is_ok, is_deferred = FALSE;
-			if (item == NULL) {
-				is_ok = batch_maybe_commit(s, &b, FALSE, error);
-			} else if (!(is_ok = is_to_defer(s, item, &is_deferred, error))) {
-				/* the catalog failed */
-			} else if (is_deferred) {
-				GPtrArray *to = item->action == PIX_ACT_ADD ? d.adds : d.missing;
-				g_ptr_array_add(to, g_steal_pointer(&item));
-				is_ok = d.adds->len + d.missing->len < MAX_DEFERRED || put_deferred(s, &b, &d, error);
-			} else {
-				/* an ADD not deferred was looked for: no need to again */
-				is_ok = batch_put(s, &b, item, item->action == PIX_ACT_ADD, error);
 			}
+			gboolean is_ok = item == NULL ? batch_maybe_commit(s, &b, FALSE, error)
+			                              : batch_put(s, &b, item, error);
+			if (is_ok && b.adds->len + b.missing->len >= MAX_DEFERRED)
+				is_ok = put_deferred(s, &b, error);
 			if (!is_ok) {
-				/* a look-up that failed (is_to_defer) leaves the batch open:
-				 * what it holds is not committed with the run's end */
+				/* a look-up that failed leaves the batch open: what it
+				 * holds is not committed with the run's end */
 				rollback_batch(s);
 				is_failed = TRUE;
 				pix_request_stop();
@@ -1578,9 +1729,10 @@ gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 
 		}
 	}
 	if (!is_failed)
-		is_failed = !put_deferred(s, &b, &d, error) || !batch_maybe_commit(s, &b, TRUE, error);
-	g_ptr_array_free(d.adds, TRUE);
-	g_ptr_array_free(d.missing, TRUE);
+		is_failed = !put_deferred(s, &b, error) || !batch_maybe_commit(s, &b, TRUE, error);
+	g_ptr_array_free(b.looking, TRUE);
+	g_ptr_array_free(b.adds, TRUE);
+	g_ptr_array_free(b.missing, TRUE);
 	return !is_failed;
 }
 

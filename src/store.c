@@ -82,14 +82,34 @@ G_DEFINE_QUARK(pix-store-error-quark, pix_store_error)
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19," \
 	" ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
 
+/* PIX_STORE_SET parameters, numbered on from the last one before them */
+#define SET_P4 "?, ?, ?, ?"
+#define SET_P16 SET_P4 ", " SET_P4 ", " SET_P4 ", " SET_P4
+#define SET_P64 SET_P16 ", " SET_P16 ", " SET_P16 ", " SET_P16
+#define SET_PARAMS SET_P64 ", " SET_P64 ", " SET_P64 ", " SET_P64
+G_STATIC_ASSERT(PIX_STORE_SET == 256);
+
+/* a directory's row, by its volume and path: what a listing that failed
+ * does not know, the row keeps; a directory --quick did not list keeps the
+ * run that did */
+#define DIR_UPSERT DIR_UPSERT_AS("", "")
+#define DIR_UPSERT_AS(id_col, id_param) \
+	"INSERT INTO dirs (" id_col "parent_id, path, dev, ino, mtime_ns, ctime_ns, state, error, scanned_at, fsid," \
+	" listed_scan_id, volume_id, rel_path) VALUES (" id_param "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14)" \
+	" ON CONFLICT (volume_id, rel_path) DO UPDATE SET parent_id = coalesce(?1, dirs.parent_id), path = ?2," \
+	" dev = coalesce(?3, dirs.dev), ino = coalesce(?4, dirs.ino), mtime_ns = coalesce(?5, dirs.mtime_ns)," \
+	" ctime_ns = coalesce(?6, dirs.ctime_ns), state = ?7, error = ?8, scanned_at = ?9," \
+	" fsid = coalesce(?10, dirs.fsid), listed_scan_id = CASE WHEN ?12 THEN dirs.listed_scan_id ELSE ?11 END"
+
 static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_FILE_AT] = "SELECT id, media FROM files WHERE dir_id = ?1 AND name = ?2",
-	/* sidecars (see relink()): whether a directory has one, or a file
-	 * linked to one */
-	[ST_SIDECAR_ANY] =
-		"SELECT EXISTS (SELECT 1 FROM files WHERE dir_id = ?1 AND media = 'sidecar' AND state <> 'missing')"
-		" OR EXISTS (SELECT 1 FROM files WHERE dir_id = ?1 AND sidecar_id IS NOT NULL)",
+	/* sidecars (see relink()): of directories ?1..., those with one, or
+	 * with a file linked to one */
+	[ST_SIDECAR_DIRS] =
+		"SELECT d.id FROM dirs d WHERE d.id IN (" SET_PARAMS ")"
+		" AND (EXISTS (SELECT 1 FROM files WHERE dir_id = d.id AND media = 'sidecar' AND state <> 'missing')"
+		" OR EXISTS (SELECT 1 FROM files WHERE dir_id = d.id AND sidecar_id IS NOT NULL))",
 	/* the files sidecar ?1 ("?4.xmp") is, or may be, the sidecar of: those
 	 * linked to it, the one named ?4 (IMG_1.CR2.xmp), those named ?4 plus
 	 * an extension (IMG_1.xmp: between ?5 = "?4." and ?6 = "?4/"); names
@@ -140,16 +160,12 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		" WHERE f.id = ?1 AND meta.file_id = ?1",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
-	[ST_DIR_UPSERT] =
-		"INSERT INTO dirs (parent_id, path, dev, ino, mtime_ns, ctime_ns, state, error, scanned_at, fsid,"
-		" listed_scan_id, volume_id, rel_path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14)"
-		/* what a listing that failed does not know, the row keeps; a
-		 * directory --quick did not list keeps the run that did */
-		" ON CONFLICT (volume_id, rel_path) DO UPDATE SET parent_id = coalesce(?1, dirs.parent_id), path = ?2,"
-		" dev = coalesce(?3, dirs.dev), ino = coalesce(?4, dirs.ino), mtime_ns = coalesce(?5, dirs.mtime_ns),"
-		" ctime_ns = coalesce(?6, dirs.ctime_ns), state = ?7, error = ?8, scanned_at = ?9,"
-		" fsid = coalesce(?10, dirs.fsid), listed_scan_id = CASE WHEN ?12 THEN dirs.listed_scan_id ELSE ?11 END"
-		" RETURNING id",
+	/* a directory new to plan: its id asked back (a round trip) */
+	[ST_DIR_UPSERT] = DIR_UPSERT " RETURNING id",
+	/* one plan found (its id known, ?15): nothing to wait for; a row gone
+	 * meanwhile comes back under that id, and one under that id with
+	 * another path fails the batch, never leaves its files on another row */
+	[ST_DIR_UPSERT_KNOWN] = DIR_UPSERT_AS("id, ", "?15, "),
 	[ST_DIR_MISSING] = "UPDATE dirs SET state = 'missing' WHERE id = ?1",
 	[ST_FILE_INSERT] =
 		"INSERT INTO files (id, dir_id, name, dev, ino, mode, size, mtime_ns, ctime_ns, md5,"
@@ -187,11 +203,15 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_FILE_VERIFY] =
 		"UPDATE files SET verified_at = ?2, verify_state = ?3, verify_md5 = ?4, verify_error = ?5"
 		" WHERE id = ?1 AND dev = ?6 AND ino = ?7 AND size = ?8 AND mtime_ns = ?9",
-	[ST_FILES_BY_MD5] =
+	/* the rows with one of the contents ?2... (see find_moved()), from
+	 * before row ?1; the last column: on a volume not mounted on this host
+	 * (PostgreSQL's hosts: its path and device are another host's) */
+	[ST_FILES_BY_MD5S] =
 		"SELECT f.id, f.name, f.dev, f.ino, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.state,"
-		" f.md5, f.recheck, d.path, d.fsid FROM files f JOIN dirs d ON d.id = f.dir_id"
-		" WHERE f.md5 = ?1 AND f.size = ?2 AND f.id <= ?4"
-		" ORDER BY f.name = ?3 DESC, f.state = 'missing' DESC, f.id",
+		" f.md5, f.recheck, d.path, d.fsid,"
+		" CASE WHEN d.volume_id IS NOT NULL AND d.volume_id NOT IN " ONLINE_VOLUMES " THEN 1 ELSE 0 END"
+		" FROM files f JOIN dirs d ON d.id = f.dir_id"
+		" WHERE f.id <= ?1 AND f.md5 IN (" SET_PARAMS ")",
 	[ST_META_REPLACE] = "INSERT OR REPLACE INTO meta" META_ROW,
 	/* a new file's: there is no row to replace (and on PostgreSQL a
 	 * plain insert goes by COPY, db-pg.c) */
@@ -200,22 +220,22 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_CHANGE_INSERT] =
 		"INSERT INTO changes (scan_id, file_id, at, kind, old_path, new_path, old_md5, new_md5,"
 		" old_size, new_size, volume_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-	[ST_FIND_DIR] = "SELECT id, path, state FROM dirs WHERE volume_id = ?1 AND rel_path = ?2",
-	[ST_DIR_FILES] =
-		"SELECT id, name, dev, ino, mode, size, mtime_ns, ctime_ns, state, md5, recheck"
-		" FROM files WHERE dir_id = ?1",
-	[ST_FILES_BY_INODE] =
+	/* directories ?2... of volume ?1 */
+	[ST_FIND_DIRS] =
+		"SELECT id, path, state, rel_path FROM dirs WHERE volume_id = ?1 AND rel_path IN (" SET_PARAMS ")",
+	/* the files of directories ?1... (the last column: which) */
+	[ST_DIRS_FILES] =
+		"SELECT id, name, dev, ino, mode, size, mtime_ns, ctime_ns, state, md5, recheck, dir_id"
+		" FROM files WHERE dir_id IN (" SET_PARAMS ")",
+	/* inodes ?2... of device ?1 */
+	[ST_FILES_BY_INODES] =
 		"SELECT f.id, f.name, f.dev, f.ino, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.state,"
 		" f.md5, f.recheck, d.path, d.fsid FROM files f JOIN dirs d ON d.id = f.dir_id"
-		" WHERE f.dev = ?1 AND f.ino = ?2" ONLINE_DIR,
+		" WHERE f.dev = ?1 AND f.ino IN (" SET_PARAMS ")" ONLINE_DIR,
 	[ST_DIRS_UNDER] =
 		"SELECT d.id, d.path, d.state FROM dirs d WHERE d.state <> 'missing' AND"
 		" (d.path = ?1 OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4) OR (d.path > ?5 AND d.path < ?6))"
 		ONLINE_DIR,
-	/* (PostgreSQL's hosts, see find_moved_by_md5) */
-	[ST_FILE_ELSEWHERE] =
-		"SELECT 1 FROM files f JOIN dirs d ON d.id = f.dir_id WHERE f.id = ?1 AND d.volume_id IS NOT NULL"
-		" AND d.volume_id NOT IN " ONLINE_VOLUMES,
 	[ST_HAS_DEV] = "SELECT 1 FROM files f JOIN dirs d ON d.id = f.dir_id WHERE f.dev = ?1" ONLINE_DIR " LIMIT 1",
 	/* as listed by a run that finished */
 	[ST_DIR_STAT] =
@@ -476,6 +496,30 @@ char *pix_store_column_bytes(PixStmt *st, int i)
 	const void *p = pix_db_column_blob(st, i);
 	int n = pix_db_column_bytes(st, i);
 	return g_strndup(p != NULL ? p : "", (gsize)n);
+}
+
+gboolean pix_store_run_set(PixStore *s, StatementId id, int first, gint64 fixed, guint n, PixSetBind bind,
+                           PixSetRow row, gpointer data, const char *what, GError **error)
+{
+	g_assert(first == 1 || first == 2);
+	for (guint from = 0; from < n; from += PIX_STORE_SET) {
+		PixStmt *st = pix_store_stmt(s, id, error);
+		if (st == NULL)
+			return FALSE;
+		if (first == 2)
+			pix_db_bind_int64(st, 1, fixed);
+		for (guint k = from; k < n && k < from + PIX_STORE_SET; k++)
+			bind(st, first + (int)(k - from), k, data);
+		int rc;
+		while ((rc = pix_db_step(st)) == SQLITE_ROW)
+			row(st, data);
+		pix_db_reset(st);
+		if (rc != SQLITE_DONE) {
+			pix_store_sqlite_error(error, s, rc, what);
+			return FALSE;
+		}
+	}
+	return TRUE;
 }
 
 /* Steps a statement that returns no rows (or whose rows are ignored). */

@@ -55,13 +55,16 @@ typedef enum {
 typedef struct {
 	gint64 id;
 	char *name;             /* bytes (owned) */
-	char *dir_path;         /* bytes (owned); set by pix_store_files_by_inode() only */
+	char *dir_path;         /* bytes (owned); set by the look-ups by inode
+	                           (and the store's by MD5) only */
 	guint64 dir_fsid;       /* with dir_path: its file system's statfs f_fsid, 0 if unknown */
 	PixStat st;
 	PixFileState state;
 	gboolean has_md5;
 	guint8 md5[16];
 	gboolean is_recheck;
+	gboolean is_elsewhere;  /* (the store's own look-ups) on a volume not
+	                           mounted on this host */
 } PixFileRow;
 
 void pix_file_row_free(PixFileRow *row);
@@ -185,6 +188,32 @@ gboolean pix_store_find_dir(PixStore *s, const PixDir *dir, PixDirRow **row, GEr
 GPtrArray *pix_store_dir_files(PixStore *s, gint64 dir_id, GError **error);
 /* The file rows with this device and inode, with dir_path set. */
 GPtrArray *pix_store_files_by_inode(PixStore *s, guint64 dev, guint64 ino, GError **error);
+
+/*
+ * The same questions for many at once, one round trip per PIX_STORE_SET
+ * (store-int.h) directories or inodes: plan asks them for the listings
+ * waiting for it, so that a rescan over a network waits per window of
+ * directories, not per directory.
+ */
+typedef struct {
+	const PixDir *dir;      /* (borrowed) */
+	gboolean want_files;    /* its file rows too */
+	PixDirRow *row;         /* out: its row (transfer full), or NULL: none */
+	GPtrArray *files;       /* out: with a row and want_files, its file
+	                           rows (PixFileRow*, transfer full), else NULL */
+} PixDirQuery;
+/* Fills row and files of each of dirs[0..n) (FALSE: all left NULL). */
+gboolean pix_store_find_dirs(PixStore *s, PixDirQuery *dirs, guint n, GError **error);
+/* Frees what pix_store_find_dirs() gave. */
+void pix_dir_queries_clear(PixDirQuery *dirs, guint n);
+
+typedef struct {
+	guint64 dev, ino;
+} PixInode;
+/* The file rows (dir_path set) of each of inodes[0..n), as a table from
+ * PixInode* to GPtrArray of PixFileRow*, every inode asked for in it
+ * (transfer full); NULL on failure. */
+GHashTable *pix_store_files_by_inodes(PixStore *s, const PixInode *inodes, guint n, GError **error);
 /* The directory rows (not 'missing') at `root` and below it, of volumes
  * mounted now (PixDirRow*). */
 GPtrArray *pix_store_dirs_under(PixStore *s, const char *root, GError **error);

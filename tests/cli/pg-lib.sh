@@ -13,6 +13,9 @@
 #                               there), for one test: $PG_URI/NAME
 #   pg_q NAME [SQL]             SQL on database NAME (else from stdin), one
 #                               row per line, fields split by '|', as q does
+#   pg_statements               the statements the server has logged so far
+#                               (a connection with log_statement = all:
+#                               "$uri?options=-c%20log_statement%3Dall")
 #
 # Call pg_need and pg_up at the top level of the script, not in a test
 # body: the exit trap and $PG_URI must be the script's own.  pg_up sets
@@ -70,4 +73,8 @@ pg_q() {
 	else
 		sh "$PG_SH" psql "$PG_DIR" "$name" -A -t -q
 	fi
+}
+
+pg_statements() {
+	grep -c "LOG:  \(execute [^ ]*:\|statement:\)" "$PG_DIR/log" || true
 }

@@ -90,6 +90,20 @@ test_expect_success 'two copies appear where one file went: one takes the record
 	test "$(q "select count(*) from file_info where name like \"t2%\" and state = '\''ok'\''")" = 2
 '
 
+test_expect_success 'three hundred files moved to another file system in one scan (looked up in sets), one also copied' '
+	mkdir -p lib/many && i=0 &&
+	while [ $i -lt 300 ]; do head -c 1500 /dev/urandom >lib/many/m$i.raw; i=$((i + 1)); done &&
+	age lib/many && px scan --db "$DB" -q lib &&
+	ids=$(q "select group_concat(id) from (select id from file_info where dir = \"$TRASH/lib/many\" order by name)") &&
+	mkdir other/many && cp lib/many/* other/many/ && cp lib/many/m7.raw other/many/m7-again.raw &&
+	rm -r lib/many && age other/many &&
+	px scan --db "$DB" --json lib other >s.json &&
+	test "$(jq -c "[.moved, .new, .missing]" s.json)" = "[300,1,0]" &&
+	test "$(q "select group_concat(id) from (select id from file_info where dir = \"$TRASH/other/many\"
+		and name <> \"m7-again.raw\" order by name)")" = "$ids" &&
+	rm -r other/many && px scan --db "$DB" -q other
+'
+
 test_expect_success 'files of an unmounted disk are not taken for moved when copies turn up elsewhere' '
 	cp -p other/t2-a.raw other/keep.raw && px scan --db "$DB" -q other &&
 	id=$(q "select id from file_info where name = \"keep.raw\"") &&

@@ -564,6 +564,96 @@ static void test_put_and_read_back(void)
 	assert_integrity(path);
 }
 
+/* Many directories and inodes asked for at once: more than two sets
+ * (PIX_STORE_SET each) of them, one with no row, one asked for twice, and
+ * a name that is not UTF-8. */
+static void test_find_dirs_in_sets(void)
+{
+	enum { N_DIRS = 600 };
+	g_autofree char *path = new_catalog_path();
+	PixStore *w = open_ok(path, PIX_STORE_WRITE);
+	g_autoptr(PixDir) root = fake_dir("/sets", NULL, 50);
+	PixDir *dirs[N_DIRS];
+	put_dir(w, root);
+	for (guint i = 0; i < N_DIRS; i++) {
+		g_autofree char *p = i == 7 ? g_strdup("/sets/\377latin") : g_strdup_printf("/sets/d%03u", i);
+		dirs[i] = fake_dir(p, root, 100 + i);
+		put_dir(w, dirs[i]);
+		for (guint j = 0; j < i % 3; j++) {
+			g_autofree char *name = g_strdup_printf("f%u.jpg", j);
+			put_ok(w, new_file(dirs[i], name, 10000 + 10 * i + j, 100 + j, NULL));
+		}
+	}
+	commit_ok(w);
+
+	PixStore *r = open_ok(path, PIX_STORE_READ);
+	g_autoptr(PixDir) absent = fake_dir("/sets/absent", root, 99);
+	PixDirQuery q[N_DIRS + 2];
+	for (guint i = 0; i < N_DIRS; i++)
+		q[i] = (PixDirQuery){ .dir = dirs[i], .want_files = i != 5 };
+	q[N_DIRS] = (PixDirQuery){ .dir = absent, .want_files = TRUE };
+	q[N_DIRS + 1] = (PixDirQuery){ .dir = dirs[4], .want_files = TRUE };
+	GError *error = NULL;
+	g_assert_true(pix_store_find_dirs(r, q, N_DIRS + 2, &error));
+	g_assert_no_error(error);
+	for (guint i = 0; i < N_DIRS; i++) {
+		g_assert_nonnull(q[i].row);
+		g_assert_cmpint(q[i].row->id, ==, dirs[i]->id);
+		g_assert_cmpstr(q[i].row->path, ==, dirs[i]->path);
+		if (i == 5) {
+			g_assert_null(q[i].files);
+			continue;
+		}
+		g_assert_nonnull(q[i].files);
+		g_assert_cmpuint(q[i].files->len, ==, i % 3);
+		for (guint j = 0; j < q[i].files->len; j++) {
+			const PixFileRow *f = g_ptr_array_index(q[i].files, j);
+			g_assert_cmpuint(f->st.ino / 10, ==, 1000 + i);
+		}
+	}
+	g_assert_null(q[N_DIRS].row);
+	g_assert_null(q[N_DIRS].files);
+	g_assert_nonnull(q[N_DIRS + 1].row);
+	g_assert_cmpint(q[N_DIRS + 1].row->id, ==, dirs[4]->id);
+	g_assert_cmpuint(q[N_DIRS + 1].files->len, ==, 4 % 3);
+	g_assert_true(q[N_DIRS + 1].files != q[4].files);
+	pix_dir_queries_clear(q, N_DIRS + 2);
+
+	/* inodes: every file's, one no row has, one twice, one of another device */
+	GArray *inodes = g_array_new(FALSE, FALSE, sizeof(PixInode));
+	for (guint i = 0; i < N_DIRS; i++)
+		for (guint j = 0; j < i % 3; j++) {
+			PixInode k = { DEV, 10000 + 10 * i + j };
+			g_array_append_val(inodes, k);
+		}
+	guint n_files = inodes->len;
+	PixInode extra[] = { { DEV, 9 }, { DEV, 10021 }, { OTHER_DEV, 10021 } };
+	g_array_append_vals(inodes, extra, G_N_ELEMENTS(extra));
+	GHashTable *table = pix_store_files_by_inodes(r, (const PixInode *)(void *)inodes->data, inodes->len, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(table);
+	g_assert_cmpuint(g_hash_table_size(table), ==, n_files + 2);
+	for (guint k = 0; k < inodes->len; k++) {
+		const PixInode *key = &g_array_index(inodes, PixInode, k);
+		GPtrArray *rows = g_hash_table_lookup(table, key);
+		g_assert_nonnull(rows);
+		gboolean has_row = k < n_files || (key->dev == DEV && key->ino == 10021);
+		g_assert_cmpuint(rows->len, ==, has_row ? 1 : 0);
+		if (has_row) {
+			const PixFileRow *f = g_ptr_array_index(rows, 0);
+			g_assert_cmpuint(f->st.ino, ==, key->ino);
+			g_assert_nonnull(f->dir_path);
+			g_assert_true(g_str_has_prefix(f->dir_path, "/sets/"));
+		}
+	}
+	g_hash_table_destroy(table);
+	g_array_free(inodes, TRUE);
+	for (guint i = 0; i < N_DIRS; i++)
+		pix_dir_unref(dirs[i]);
+	pix_store_free(r);
+	pix_store_free(w);
+}
+
 /* Paths are bytes: valid UTF-8 is stored as TEXT, anything else as BLOB,
  * and both come back byte-exact. */
 static void test_names_text_or_blob(void)
@@ -1225,6 +1315,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/store/read-missing-catalog", test_read_missing_catalog);
 	g_test_add_func("/store/put-and-read-back", test_put_and_read_back);
 	g_test_add_func("/store/names-text-or-blob", test_names_text_or_blob);
+	g_test_add_func("/store/find-dirs-in-sets", test_find_dirs_in_sets);
 	g_test_add_func("/store/dirs-under", test_dirs_under);
 	g_test_add_func("/store/dir-error-state", test_dir_error_state);
 	g_test_add_func("/store/change-log", test_change_log);
