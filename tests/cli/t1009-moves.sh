@@ -90,17 +90,20 @@ test_expect_success 'two copies appear where one file went: one takes the record
 	test "$(q "select count(*) from file_info where name like \"t2%\" and state = '\''ok'\''")" = 2
 '
 
+# (which of m7.raw and its copy takes m7's row depends on which is read
+# first, as for two copies of one file in any scan)
 test_expect_success 'three hundred files moved to another file system in one scan (looked up in sets), one also copied' '
 	mkdir -p lib/many && i=0 &&
 	while [ $i -lt 300 ]; do head -c 1500 /dev/urandom >lib/many/m$i.raw; i=$((i + 1)); done &&
 	age lib/many && px scan --db "$DB" -q lib &&
-	ids=$(q "select group_concat(id) from (select id from file_info where dir = \"$TRASH/lib/many\" order by name)") &&
+	ids=$(q "select group_concat(id) from (select id from file_info where dir = \"$TRASH/lib/many\" order by id)") &&
 	mkdir other/many && cp lib/many/* other/many/ && cp lib/many/m7.raw other/many/m7-again.raw &&
 	rm -r lib/many && age other/many &&
 	px scan --db "$DB" --json lib other >s.json &&
 	test "$(jq -c "[.moved, .new, .missing]" s.json)" = "[300,1,0]" &&
+	test "$(q "select count(*) from file_info where dir = \"$TRASH/other/many\"")" = 301 &&
 	test "$(q "select group_concat(id) from (select id from file_info where dir = \"$TRASH/other/many\"
-		and name <> \"m7-again.raw\" order by name)")" = "$ids" &&
+		and id in ($ids) order by id)")" = "$ids" &&
 	rm -r other/many && px scan --db "$DB" -q other
 '
 
