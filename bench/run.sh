@@ -823,7 +823,7 @@ pg_report() {
 				printf "| unchanged rescan, over %s ms each way | | %.2f s | slow link over loopback %s |\n", delay, rs, ratio(rs, pr)
 			s1 = t["pgnew", "pg_new_statements"]; s2 = t["lib", "pg_rescan_statements"]; nd = t["lib", "lib_dirs"]
 			if (s1 != "")
-				printf "\nStatements the server logged (log_statement = all): %.0f per 1,000 new files (%d for %d), %.0f per 1,000 directories rescanned (%d for %d directories).\n", s1 * 1000 / newf, s1, newf, nd > 0 ? s2 * 1000 / nd : 0, s2, nd
+				printf "\nStatements the server logged (log_statement = all): %.0f per 1,000 new files (%d for %d), %.0f per 1,000 directories rescanned (%d for %d directories).\n", s1 * 1000 / newf, s1, newf, (nd > 0 ? s2 * 1000 / nd : 0), s2, nd
 			o = t["pgpart", "pg_one"]; h = t["pgpart", "pg_three"]
 			if (o != "" && h != "")
 				printf "\nThree scanners at once, each its own volume of %d files, into one PostgreSQL catalog: %.2f s for all three, one alone %.2f s (SQLite alone %.2f s): %.2fx one scanner'"'"'s files/s, on %d cores.\n", part, h, o, t["pgpart", "sqlite_one"], 3 * o / h, nproc

@@ -293,8 +293,8 @@ static void push_dir(Plan *p, const PixListing *l)
 }
 
 /*
- * Listings planned together, at most PLAN_WINDOW, as many as wait when
- * plan looks: the rows of their directories, of their files and of their
+ * Listings planned together, at most PLAN_WINDOW (and PLAN_WINDOW_ENTRIES
+ * entries), as many as wait when plan looks: the rows of their directories, of their files and of their
  * new entries' inodes are asked for at once (one round trip per
  * PIX_STORE_SET of each to a PostgreSQL server), then each listing is
  * planned in turn as if asked alone.  The reader sees what the writer
@@ -303,6 +303,9 @@ static void push_dir(Plan *p, const PixListing *l)
  * each directory is listed once and plan keeps its own decisions.
  */
 #define PLAN_WINDOW 64
+/* ... and of at most this many entries (but one listing), so that the rows
+ * asked for at once stay bounded: about 200 bytes each */
+#define PLAN_WINDOW_ENTRIES 20000
 
 typedef struct {
 	PixDirQuery dirs[PLAN_WINDOW];
@@ -541,17 +544,22 @@ gboolean pix_plan_run(const PixPlanConfig *cfg, GError **error)
 	PixListing *ls[PLAN_WINDOW];
 	guint n;
 	while ((n = pix_queue_pop_many(cfg->in, (gpointer *)ls, PLAN_WINDOW, -1, NULL)) > 0) {
-		Window w = { 0 };
-		if (p.error == NULL && !pix_stop_requested() && fetch_window(&p, ls, n, &w)) {
-			for (guint k = 0; k < n && p.error == NULL && !pix_stop_requested(); k++) {
-				plan_listing(&p, ls[k], &w, k);
-				p.listing = NULL;
-				g_assert(plan_check(&p));
+		for (guint from = 0, to; from < n; from = to) {
+			guint n_entries = ls[from]->entries->len;
+			for (to = from + 1; to < n && n_entries + ls[to]->entries->len <= PLAN_WINDOW_ENTRIES; to++)
+				n_entries += ls[to]->entries->len;
+			Window w = { 0 };
+			if (p.error == NULL && !pix_stop_requested() && fetch_window(&p, ls + from, to - from, &w)) {
+				for (guint k = 0; k < to - from && p.error == NULL && !pix_stop_requested(); k++) {
+					plan_listing(&p, ls[from + k], &w, k);
+					p.listing = NULL;
+					g_assert(plan_check(&p));
+				}
 			}
+			if (p.error != NULL)
+				pix_request_stop();
+			window_clear(&w, to - from);
 		}
-		if (p.error != NULL)
-			pix_request_stop();
-		window_clear(&w, n);
 		for (guint k = 0; k < n; k++)
 			pix_listing_free(ls[k]);
 	}
