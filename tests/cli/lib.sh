@@ -12,9 +12,22 @@
 # inside an && chain, so write a body as one && chain (setup that must not
 # join a background job goes on its own line before it).  Quote SQL string
 # literals with single quotes: "error" in double quotes is the column
-# files.error, not a string.  Helpers: px (photoidx), q (SQL on $DB), mkfix (the fixture
+# files.error, not a string.  Helpers: px (photoidx), q (SQL on $DB), qdb (SQL on another
+# catalog), catalog_rm and catalog_cp (remove, copy a catalog), mkfix (the fixture
 # generator), test_must_fail, test_expect_code, age (set old mtimes), wait_for (poll SQL),
-# require_samples (skip the script without ../shared/samples).
+# require_samples (skip the script without ../shared/samples), test_sqlite_only.
+#
+# Both catalog backends: PIX_TEST_BACKEND=pg runs a script's catalogs on
+# PostgreSQL (default: sqlite).  The script gets a cluster of its own
+# (tests/tools/pg.sh; the script is skipped where PostgreSQL is missing)
+# and every catalog a test names by a path (--db "$DB", --db act.db) is a
+# database of it named after the path (pg-catalogs.sh), so the same test
+# runs on both.  What changes in a test: reset a catalog with catalog_rm,
+# not rm; copy one with catalog_cp; read one with q or qdb, not sqlite3;
+# write SQL both engines take (single-quoted strings; hex() and
+# group_concat() are given on PostgreSQL by pg-compat.sql); and mark a
+# test of SQLite's own file (its modes, WAL, PRAGMAs, the default path's
+# catalog) with test_sqlite_only WHY just before it.
 #
 # Numbering follows git: t0xxx basics and usage, t1xxx indexing,
 # t2xxx watch, t3xxx queries, t4xxx catalog checks and migrations.
@@ -31,6 +44,8 @@ export PHOTOIDX MKFIXTURE PIX_SAMPLES
 TRASH=$(mktemp -d "${TMPDIR:-/tmp}/photoidx-$TEST_NAME.XXXXXX")
 chmod 755 "$TRASH"      # tests that drop root must reach it
 cleanup() {
+	# the script's PostgreSQL cluster, if it has one (pg-lib.sh)
+	if command -v pg_down >/dev/null 2>&1; then pg_down; fi
 	chmod -R u+rwx "$TRASH" 2>/dev/null
 	[ -n "${PIX_TEST_KEEP:-}" ] || rm -rf "$TRASH"
 }
@@ -46,6 +61,34 @@ export LC_ALL=C.UTF-8
 test_count=0
 test_failed=0
 
+: "${PIX_TEST_BACKEND:=sqlite}"
+export PIX_TEST_BACKEND
+case "$PIX_TEST_BACKEND" in
+sqlite) ;;
+pg)
+	. "$TEST_DIR/pg-lib.sh"
+	pg_need
+	pg_up
+	PIX_PGC_TRASH=$TRASH PIX_PGC_DIR=$PG_DIR PIX_PGC_SH=$PG_SH
+	PIX_PGC=$TEST_DIR/pg-catalogs.sh
+	export PIX_PGC_TRASH PIX_PGC_DIR PIX_PGC_SH PIX_PGC
+	# photoidx as the tests run it ("$PHOTOIDX" too): every --db PATH is
+	# that path's database
+	mkdir -p "$TRASH/.bin"
+	printf '#!/bin/sh\nexec sh "%s" exec "%s" "$@"\n' "$PIX_PGC" "$PHOTOIDX" >"$TRASH/.bin/photoidx"
+	chmod 755 "$TRASH/.bin/photoidx"
+	PHOTOIDX=$TRASH/.bin/photoidx
+	export PHOTOIDX ;;
+*)
+	echo "Bail out! PIX_TEST_BACKEND is sqlite or pg, not '$PIX_TEST_BACKEND'"
+	exit 1 ;;
+esac
+
+# backend_is NAME: the catalogs of this run are on NAME (sqlite or pg)
+backend_is() {
+	[ "$PIX_TEST_BACKEND" = "$1" ]
+}
+
 # photoidx itself (under valgrind with PIX_TEST_VALGRIND=1: valgrind's own
 # messages go to $TRASH/.valgrind.PID, so the program's stderr is what the
 # test sees; an error exits 99 and test_done prints the reports).
@@ -58,9 +101,72 @@ px() {
 	fi
 }
 
-# SQL on the catalog, one value per line.
+# SQL on the catalog, one row per line, columns split by '|' (or by
+# -separator S, given first); several SQL arguments run in turn; without
+# one, the SQL comes from stdin.
 q() {
-	sqlite3 -batch -bail "$DB" "$@"
+	qdb "$DB" "$@"
+}
+
+# qdb CATALOG [-separator S] [SQL...]: q on another catalog
+qdb() {
+	c=$1
+	shift
+	if backend_is sqlite; then
+		sqlite3 -batch -bail "$c" "$@"
+		return
+	fi
+	sep="|"
+	if [ "${1:-}" = -separator ]; then
+		sep=$2
+		shift 2
+	fi
+	set -- "$@"
+	if [ $# -eq 0 ]; then
+		sh "$PIX_PGC" psql "$c" -A -t -q -F "$sep"
+		return
+	fi
+	for sql do
+		shift
+		set -- "$@" -c "$sql"
+	done
+	sh "$PIX_PGC" psql "$c" -A -t -q -F "$sep" "$@"
+}
+
+# catalog_rm CATALOG...: no such catalogs any more (rm -f CATALOG* on SQLite)
+catalog_rm() {
+	if backend_is sqlite; then
+		for c do rm -f "$c"*; done
+	else
+		sh "$PIX_PGC" rm "$@"
+	fi
+}
+
+# catalog_cp FROM TO: TO a copy of FROM, which no process has open (on
+# SQLite, without FROM's -wal and -shm: photoidx leaves none at exit)
+catalog_cp() {
+	if backend_is sqlite; then
+		cp "$1" "$2" && rm -f "$2-wal" "$2-shm"
+	else
+		sh "$PIX_PGC" cp "$1" "$2"
+	fi
+}
+
+# catalog_uri CATALOG: what --db takes for it on this backend
+catalog_uri() {
+	if backend_is sqlite; then
+		echo "$1"
+	else
+		sh "$PIX_PGC" uri "$1"
+	fi
+}
+
+# test_sqlite_only WHY: the next test is of SQLite's own file or of
+# what only the embedded catalog does; under PIX_TEST_BACKEND=pg it is
+# skipped, saying WHY
+sqlite_only_why=""
+test_sqlite_only() {
+	sqlite_only_why=$1
 }
 
 mkfix() {
@@ -78,11 +184,11 @@ age() {
 wait_for() {
 	i=0
 	while [ $i -lt 300 ]; do
-		[ "$(sqlite3 "$DB" "$1" 2>/dev/null)" = "$2" ] && return 0
+		[ "$(q "$1" 2>/dev/null)" = "$2" ] && return 0
 		sleep 0.1
 		i=$((i + 1))
 	done
-	echo "waited 30 s for [$1] = $2, got $(sqlite3 "$DB" "$1" 2>&1)" >&2
+	echo "waited 30 s for [$1] = $2, got $(q "$1" 2>&1)" >&2
 	return 1
 }
 
@@ -109,6 +215,14 @@ test_expect_code() {
 }
 
 test_expect_success() {
+	if [ -n "$sqlite_only_why" ]; then
+		why=$sqlite_only_why
+		sqlite_only_why=""
+		if ! backend_is sqlite; then
+			test_skip "$1" "SQLite only: $why"
+			return 0
+		fi
+	fi
 	test_count=$((test_count + 1))
 	out="$TRASH/.out.$test_count"
 	(

@@ -17,6 +17,8 @@
 #                               (a connection with log_statement = all:
 #                               "$uri?options=-c%20log_statement%3Dall")
 #
+# Under PIX_TEST_BACKEND=pg, lib.sh sources this file and calls pg_need
+# and pg_up itself: every catalog of the script is then on this cluster.
 # Call pg_need and pg_up at the top level of the script, not in a test
 # body: the exit trap and $PG_URI must be the script's own.  pg_up sets
 # the exit trap to stop the cluster and then run lib.sh's cleanup; a
@@ -28,6 +30,7 @@
 # first start has kept initdb's work (PIX_PG_CACHE in pg.sh).  With
 # PIX_TEST_KEEP set, the server's log is kept as $TRASH/pg.log.
 
+[ -n "${PG_SH:-}" ] && return 0    # sourced already (lib.sh, PIX_TEST_BACKEND=pg)
 PG_SH="$REPO/tests/tools/pg.sh"
 PG_DIR="$TRASH/pg"
 PG_URI=""
@@ -47,7 +50,10 @@ pg_down() {
 }
 
 pg_up() {
-	trap 'pg_down; cleanup' EXIT
+	# once per script (lib.sh's PIX_TEST_BACKEND=pg has started it)
+	[ -z "$PG_URI" ] || return 0
+	# lib.sh's cleanup stops the cluster too
+	trap cleanup EXIT
 	# an interrupted run stops its server too
 	trap 'exit 130' INT
 	trap 'exit 143' TERM

@@ -45,14 +45,14 @@ test_expect_success 'scan indexes every regular file and exits 0' '
 
 test_expect_success 'every MD5 equals md5sum (32 lowercase hex digits)' '
 	(cd lib && find 2023 2024 -type f -exec md5sum {} + | sort -k2) >expect &&
-	q "select md5 || \"  \" || substr(path, length(\"$TRASH/lib/\") + 1) from file_info" |
+	q "select md5 || '\''  '\'' || substr(path, length('\''$TRASH/lib/'\'') + 1) from file_info" |
 		sort -k2 >actual &&
 	diff expect actual &&
-	test "$(q "select count(*) from file_info where md5 glob \"[0-9a-f]*\" and length(md5) = 32")" = 8
+	test "$(q "select count(*) from file_info where md5 glob '\''[0-9a-f]*'\'' and length(md5) = 32")" = 8
 '
 
 test_expect_success 'excluded folders, symlinks and the catalog are not indexed' '
-	test "$(q "select count(*) from file_info where path like \"%thumbnails%\" or path like \"%eaDir%\" or name like \"link-%\"")" = 0
+	test "$(q "select count(*) from file_info where path like '\''%thumbnails%'\'' or path like '\''%eaDir%'\'' or name like '\''link-%'\''")" = 0
 '
 
 test_expect_success 'EXIF values come back as written (little endian)' '
@@ -64,36 +64,36 @@ test_expect_success 'EXIF values come back as written (little endian)' '
 '
 
 test_expect_success 'the pixel size is the image'\''s own, not the EXIF claim' '
-	test "$(q "select width || \"x\" || height from file_info where name = \"IMG_0001.JPG\"")" = 64x48 &&
-	test "$(q "select width || \"x\" || height from file_info where name = \"plain.jpg\"")" = 32x16
+	test "$(q "select width || '\''x'\'' || height from file_info where name = '\''IMG_0001.JPG'\''")" = 64x48 &&
+	test "$(q "select width || '\''x'\'' || height from file_info where name = '\''plain.jpg'\''")" = 32x16
 '
 
 test_expect_success 'big-endian EXIF, southern and western GPS, altitude below sea level' '
-	q -separator "|" "select make, model, date_taken, printf(\"%.7f %.7f %.2f\", gps_lat, gps_lon, gps_alt_m)
+	q -separator "|" "select make, model, date_taken, printf('\''%.7f %.7f %.2f'\'', gps_lat, gps_lon, gps_alt_m)
 		from file_info where name = \"IMG_0002.JPG\"" >actual &&
 	echo "NIKON|D750|2023-07-15T08:00:00|-33.8567844 -151.2152967 -12.25" >expect &&
 	diff expect actual
 '
 
 test_expect_success 'EXIF is found behind other APPn segments and beside XMP' '
-	test "$(q "select make || \"/\" || date_taken from file_info where name = \"with apps.jpg\"")" = "Sony/2024-01-02T03:04:05"
+	test "$(q "select make || '\''/'\'' || date_taken from file_info where name = '\''with apps.jpg'\''")" = "Sony/2024-01-02T03:04:05"
 '
 
 test_expect_success 'a TIFF file gives its EXIF too' '
-	test "$(q "select mime || \"|\" || make || \"|\" || date_taken from file_info where name = \"scan.tif\"")" = "image/tiff|Epson|2024-02-03T04:05:06"
+	test "$(q "select mime || '\''|'\'' || make || '\''|'\'' || date_taken from file_info where name = '\''scan.tif'\''")" = "image/tiff|Epson|2024-02-03T04:05:06"
 '
 
 test_expect_success 'files without metadata: typed by content, no meta fields, not errors' '
-	test "$(q "select mime || \"|\" || coalesce(make, \"-\") || \"|\" || state from file_info where name = \"notes.txt\"")" = "application/octet-stream|-|ok" &&
-	test "$(q "select mime || \"|\" || size || \"|\" || state || \"|\" || md5 from file_info where name = \"empty.jpg\"")" = "application/x-empty|0|ok|d41d8cd98f00b204e9800998ecf8427e" &&
-	test "$(q "select count(*) from file_info where name = \"plain.jpg\" and make is null and date_taken is null")" = 1
+	test "$(q "select mime || '\''|'\'' || coalesce(make, '\''-'\'') || '\''|'\'' || state from file_info where name = '\''notes.txt'\''")" = "application/octet-stream|-|ok" &&
+	test "$(q "select mime || '\''|'\'' || size || '\''|'\'' || state || '\''|'\'' || md5 from file_info where name = '\''empty.jpg'\''")" = "application/x-empty|0|ok|d41d8cd98f00b204e9800998ecf8427e" &&
+	test "$(q "select count(*) from file_info where name = '\''plain.jpg'\'' and make is null and date_taken is null")" = 1
 '
 
 test_expect_success 'file_info gives the full path, dir, size, mtime, times seen' '
-	test "$(q "select path from file_info where name = \"big.jpg\"")" = "$TRASH/lib/2024/big.jpg" &&
-	test "$(q "select dir from file_info where name = \"big.jpg\"")" = "$TRASH/lib/2024" &&
-	test "$(q "select size from file_info where name = \"big.jpg\"")" = "$(stat -c %s lib/2024/big.jpg)" &&
-	test "$(q "select mtime_ns / 1000000000 from file_info where name = \"big.jpg\"")" = "$(stat -c %Y lib/2024/big.jpg)" &&
+	test "$(q "select path from file_info where name = '\''big.jpg'\''")" = "$TRASH/lib/2024/big.jpg" &&
+	test "$(q "select dir from file_info where name = '\''big.jpg'\''")" = "$TRASH/lib/2024" &&
+	test "$(q "select size from file_info where name = '\''big.jpg'\''")" = "$(stat -c %s lib/2024/big.jpg)" &&
+	test "$(q "select mtime_ns / 1000000000 from file_info where name = '\''big.jpg'\''")" = "$(stat -c %Y lib/2024/big.jpg)" &&
 	test "$(q "select count(*) from file_info where first_seen_at > 0 and last_seen_at >= first_seen_at and hashed_at > 0")" = 8
 '
 
@@ -103,11 +103,11 @@ test_expect_success 'the catalog is in WAL mode and sound' '
 '
 
 test_expect_success 'the scan is recorded with its counters' '
-	test "$(q "select state || \"|\" || n_new || \"|\" || exit_status || \"|\" || (bytes_read > 0) from scans")" = "done|8|0|1"
+	test "$(q "select state || '\''|'\'' || n_new || '\''|'\'' || exit_status || '\''|'\'' || (bytes_read > 0) from scans")" = "done|8|0|1"
 '
 
 test_expect_success 'every file has an "added" change-log entry' '
-	test "$(q "select count(distinct file_id) from changes where kind = \"added\"")" = 8
+	test "$(q "select count(distinct file_id) from changes where kind = '\''added'\''")" = 8
 '
 
 test_expect_success 'default catalog: $XDG_DATA_HOME/photoidx/catalog.db' '
@@ -123,7 +123,7 @@ test_expect_success 'default catalog without XDG_DATA_HOME: ~/.local/share/photo
 
 test_expect_success 'a catalog inside the scanned tree does not index itself' '
 	px scan -q --db lib/2024/cat.db lib &&
-	test "$(sqlite3 lib/2024/cat.db "select count(*) from files where name like \"cat.db%\"")" = 0 &&
+	test "$(sqlite3 lib/2024/cat.db "select count(*) from files where name like '\''cat.db%'\''")" = 0 &&
 	rm -f lib/2024/cat.db*
 '
 
@@ -151,7 +151,7 @@ test_expect_success '--exclude skips names and, with a slash, paths' '
 	rm -f "$DB"* &&
 	px scan --db "$DB" -q --exclude "*.txt" --exclude "*/2023/trip" lib &&
 	test "$(q "select count(*) from files")" = 5 &&
-	test "$(q "select count(*) from file_info where name like \"%.txt\" or path like \"%/trip/%\"")" = 0
+	test "$(q "select count(*) from file_info where name like '\''%.txt'\'' or path like '\''%/trip/%'\''")" = 0
 '
 
 test_expect_success '--no-default-excludes indexes .thumbnails and @eaDir too' '
@@ -168,9 +168,9 @@ test_expect_success 'another mount is not crossed unless asked' '
 	rm -f "$DB"* &&
 	set +e
 	px scan --db "$DB" -q lib; rc=$?
-	n1=$(q "select count(*) from file_info where name = \"inside.txt\"")
+	n1=$(q "select count(*) from file_info where name = '\''inside.txt'\''")
 	px scan --db "$DB" -q --cross-mounts lib; rc2=$?
-	n2=$(q "select count(*) from file_info where name = \"inside.txt\"")
+	n2=$(q "select count(*) from file_info where name = '\''inside.txt'\''")
 	umount lib/mnt
 	set -e
 	test $rc = 0 && test $rc2 = 0 && test "$n1" = 0 && test "$n2" = 1

@@ -55,24 +55,24 @@ test_expect_success 'edit, rename, delete and add between scans' '
 '
 
 test_expect_success 'the edited file has its new MD5 and metadata' '
-	test "$(q "select md5 from file_info where name = \"img1.jpg\"")" = "$(md5sum <lib/a/img1.jpg | cut -c1-32)" &&
-	test "$(q "select make || date_taken from file_info where name = \"img1.jpg\"")" = "Nikon2021-05-05T05:05:05"
+	test "$(q "select md5 from file_info where name = '\''img1.jpg'\''")" = "$(md5sum <lib/a/img1.jpg | cut -c1-32)" &&
+	test "$(q "select make || date_taken from file_info where name = '\''img1.jpg'\''")" = "Nikon2021-05-05T05:05:05"
 '
 
 test_expect_success 'the renamed file keeps its row, its MD5 and was not read' '
-	test "$(q "select count(*) from file_info where name = \"img2.jpg\"")" = 0 &&
-	test "$(q "select path from file_info where name = \"renamed.jpg\"")" = "$TRASH/lib/b/renamed.jpg" &&
-	test "$(q "select md5 from file_info where name = \"renamed.jpg\"")" = "$(md5sum <lib/b/renamed.jpg | cut -c1-32)" &&
+	test "$(q "select count(*) from file_info where name = '\''img2.jpg'\''")" = 0 &&
+	test "$(q "select path from file_info where name = '\''renamed.jpg'\''")" = "$TRASH/lib/b/renamed.jpg" &&
+	test "$(q "select md5 from file_info where name = '\''renamed.jpg'\''")" = "$(md5sum <lib/b/renamed.jpg | cut -c1-32)" &&
 	test "$(jq .bytes_read s.json)" = "$(($(stat -c %s lib/a/img1.jpg) + $(stat -c %s lib/b/new.jpg)))"
 '
 
 test_expect_success 'the deleted file is missing, not deleted' '
-	test "$(q "select state || (missing_since > 0) from file_info where name = \"img3.jpg\"")" = missing1
+	test "$(q "select state || (missing_since > 0) from file_info where name = '\''img3.jpg'\''")" = missing1
 '
 
 test_expect_success 'the change log has one entry per change, old hash kept' '
 	seq=$(cat seq) &&
-	q -separator "|" "select kind, substr(coalesce(old_path, \"\"), length(\"$TRASH/\") + 1),
+	q -separator "|" "select kind, substr(coalesce(old_path, '\'''\''), length('\''$TRASH/'\'') + 1),
 		substr(coalesce(new_path, \"\"), length(\"$TRASH/\") + 1), (old_md5 is not null), (new_md5 is not null)
 		from changes where seq > $seq order by kind" >actual &&
 	cat >expect <<-\EOF_ &&
@@ -97,8 +97,8 @@ test_expect_success 'a renamed directory: every file moved, none read' '
 	mv lib/c lib/c-renamed &&
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq -c "[.moved, .bytes_read, .missing, .new]" s.json)" = "[1,0,0,0]" &&
-	test "$(q "select path from file_info where name = \"notes.txt\"")" = "$TRASH/lib/c-renamed/d/notes.txt" &&
-	test "$(q "select state from dirs where path = \"$TRASH/lib/c\"")" = missing
+	test "$(q "select path from file_info where name = '\''notes.txt'\''")" = "$TRASH/lib/c-renamed/d/notes.txt" &&
+	test "$(q "select state from dirs where path = '\''$TRASH/lib/c'\''")" = missing
 '
 
 test_expect_success 'a folder moved into another keeps its records' '
@@ -112,7 +112,7 @@ test_expect_success 'a deleted directory tree: its files are missing' '
 	rm -r lib/c-renamed &&
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq .missing s.json)" = 1 &&
-	test "$(q "select state from file_info where name = \"notes.txt\"")" = missing
+	test "$(q "select state from file_info where name = '\''notes.txt'\''")" = missing
 '
 
 test_expect_success 'a new file reusing a deleted file'\''s inode is new, not a move' '
@@ -120,33 +120,33 @@ test_expect_success 'a new file reusing a deleted file'\''s inode is new, not a 
 	echo "different content" >lib/b/other.txt && age lib/b/other.txt &&
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq -c "[.new, .missing, .moved]" s.json)" = "[1,1,0]" &&
-	test "$(q "select state from file_info where name = \"keep.jpg\"")" = missing
+	test "$(q "select state from file_info where name = '\''keep.jpg'\''")" = missing
 '
 
 test_expect_success 'a missing file that comes back is restored (same row)' '
-	id=$(q "select id from file_info where name = \"img3.jpg\"") &&
+	id=$(q "select id from file_info where name = '\''img3.jpg'\''") &&
 	mkdir -p lib/a && cp -p lib/b/sub/a/img4.jpg lib/a/img3.jpg &&
 	px scan --db "$DB" -q lib &&
-	test "$(q "select id || state from file_info where name = \"img3.jpg\"")" = "${id}ok" &&
-	test "$(q "select count(*) from changes where file_id = $id and kind in (\"changed\", \"restored\")")" = 1
+	test "$(q "select id || state from file_info where name = '\''img3.jpg'\''")" = "${id}ok" &&
+	test "$(q "select count(*) from changes where file_id = $id and kind in ('\''changed'\'', '\''restored'\'')")" = 1
 '
 
 test_expect_success 'a hard link is a second file with the same MD5' '
 	ln lib/b/new.jpg lib/b/new-link.jpg &&
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq .new s.json)" = 1 && test "$(jq .moved s.json)" = 0 &&
-	test "$(q "select count(distinct id) || count(distinct md5) from file_info where name like \"new%.jpg\"")" = 21
+	test "$(q "select count(distinct id) || count(distinct md5) from file_info where name like '\''new%.jpg'\''")" = 21
 '
 
 test_expect_success 'a file modified within two seconds of its read is read again next scan' '
 	echo fresh >lib/b/fresh.txt &&
 	px scan --db "$DB" -q lib &&
-	test "$(q "select recheck from files where name = \"fresh.txt\"")" = 1 &&
+	test "$(q "select recheck from files where name = '\''fresh.txt'\''")" = 1 &&
 	sleep 2.2 &&
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq .bytes_read s.json)" = 6 &&
 	test "$(jq .changed s.json)" = 0 &&
-	test "$(q "select recheck from files where name = \"fresh.txt\"")" = 0 &&
+	test "$(q "select recheck from files where name = '\''fresh.txt'\''")" = 0 &&
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq .bytes_read s.json)" = 0
 '
@@ -156,7 +156,7 @@ test_expect_success 'a write that keeps size and mtime but changes ctime is read
 	m=$(stat -c %y "$f") && printf "X" | dd of="$f" bs=1 seek=100 conv=notrunc 2>/dev/null && touch -d "$m" "$f" &&
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq .changed s.json)" = 1 &&
-	test "$(q "select md5 from file_info where name = \"renamed.jpg\"")" = "$(md5sum <"$f" | cut -c1-32)"
+	test "$(q "select md5 from file_info where name = '\''renamed.jpg'\''")" = "$(md5sum <"$f" | cut -c1-32)"
 '
 
 test_expect_success 'an empty root (an unmounted disk) does not mark its files missing' '
@@ -165,19 +165,19 @@ test_expect_success 'an empty root (an unmounted disk) does not mark its files m
 	mv disk/photo.jpg . &&
 	test_expect_code 1 px scan --db "$DB" disk 2>err &&
 	grep -q "is empty but the catalog has files under it" err &&
-	test "$(q "select state from file_info where name = \"photo.jpg\"")" = ok
+	test "$(q "select state from file_info where name = '\''photo.jpg'\''")" = ok
 '
 
 test_expect_success 'a scan of another root leaves the first root'\''s files alone' '
 	mkdir -p other && echo other >other/o.txt && age other &&
-	before=$(q "select count(*) from file_info where state = \"ok\"") &&
+	before=$(q "select count(*) from file_info where state = '\''ok'\''") &&
 	px scan --db "$DB" --json other >s.json &&
 	test "$(jq -c "[.new, .missing]" s.json)" = "[1,0]" &&
-	test "$(q "select count(*) from file_info where state = \"ok\"")" = $((before + 1)) &&
+	test "$(q "select count(*) from file_info where state = '\''ok'\''")" = $((before + 1)) &&
 	rm -r other &&
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq .missing s.json)" = 0 &&
-	test "$(q "select state from file_info where name = \"o.txt\"")" = ok
+	test "$(q "select state from file_info where name = '\''o.txt'\''")" = ok
 '
 
 test_expect_success 'the catalog stays sound' '

@@ -32,10 +32,10 @@ test_expect_success 'a truncated JPEG: error recorded with its MD5, others index
 	test "$(grep -c "trunc.jpg" err)" = 1 &&
 	grep -q "damaged .*/lib/trunc.jpg.: truncated JPEG" err &&
 	test "$(state_of trunc.jpg)" = error &&
-	q "select error from file_info where name = \"trunc.jpg\"" | grep -q "truncated JPEG" &&
-	test "$(q "select md5 from file_info where name = \"trunc.jpg\"")" = "$(md5sum <lib/trunc.jpg | cut -c1-32)" &&
-	test "$(q "select make from file_info where name = \"trunc.jpg\"")" = Canon &&
-	test "$(q "select count(*) from file_info where name like \"ok%\" and state = \"ok\"")" = 3
+	q "select error from file_info where name = '\''trunc.jpg'\''" | grep -q "truncated JPEG" &&
+	test "$(q "select md5 from file_info where name = '\''trunc.jpg'\''")" = "$(md5sum <lib/trunc.jpg | cut -c1-32)" &&
+	test "$(q "select make from file_info where name = '\''trunc.jpg'\''")" = Canon &&
+	test "$(q "select count(*) from file_info where name like '\''ok%'\'' and state = '\''ok'\''")" = 3
 '
 
 test_expect_success 'JPEGs cut at every 512 bytes: all indexed, no crash' '
@@ -47,7 +47,7 @@ test_expect_success 'JPEGs cut at every 512 bytes: all indexed, no crash' '
 	total=$(ls cuts | wc -l) &&
 	test "$(sqlite3 cuts.db "select count(*) from files where md5 is not null")" = "$total" &&
 	test "$(sqlite3 cuts.db "select count(*) from files where state = '\''error'\''")" = $((total - 1)) &&
-	test "$(sqlite3 cuts.db "select state from files where name = \"full.jpg\"")" = ok
+	test "$(sqlite3 cuts.db "select state from files where name = '\''full.jpg'\''")" = ok
 '
 
 test_expect_success 'corrupt EXIF (IFD0 offset out of range): error, MD5 kept' '
@@ -58,7 +58,7 @@ test_expect_success 'corrupt EXIF (IFD0 offset out of range): error, MD5 kept' '
 	test_expect_code 1 px scan --db "$DB" -q lib 2>err &&
 	grep -q "badexif.jpg.: corrupt EXIF: bad IFD0 directory" err &&
 	test "$(state_of badexif.jpg)" = error &&
-	test "$(q "select md5 from file_info where name = \"badexif.jpg\"")" = "$(md5sum <lib/badexif.jpg | cut -c1-32)"
+	test "$(q "select md5 from file_info where name = '\''badexif.jpg'\''")" = "$(md5sum <lib/badexif.jpg | cut -c1-32)"
 '
 
 test_expect_success 'an unchanged damaged file is not reported again' '
@@ -72,10 +72,10 @@ test_expect_success 'a FIFO, a socket and a device node are recorded, never open
 	{ mknod lib/null c 1 3 2>/dev/null || true; } &&
 	test_expect_code 1 timeout 60 "$PHOTOIDX" scan --db "$DB" -q lib 2>err &&
 	grep -q "not reading .*/lib/pipe.: it is a FIFO" err &&
-	test "$(q "select state || \": \" || error from file_info where name = \"pipe\"")" = "error: not read: it is a FIFO" &&
-	test "$(q "select error from file_info where name = \"sock\"")" = "not read: it is a socket" &&
-	if [ -c lib/null ]; then test "$(q "select error from file_info where name = \"null\"")" = "not read: it is a character device"; fi &&
-	test "$(q "select count(*) from file_info where name like \"ok%\" and state = \"ok\"")" = 3
+	test "$(q "select state || '\'': '\'' || error from file_info where name = '\''pipe'\''")" = "error: not read: it is a FIFO" &&
+	test "$(q "select error from file_info where name = '\''sock'\''")" = "not read: it is a socket" &&
+	if [ -c lib/null ]; then test "$(q "select error from file_info where name = '\''null'\''")" = "not read: it is a character device"; fi &&
+	test "$(q "select count(*) from file_info where name like '\''ok%'\'' and state = '\''ok'\''")" = 3
 '
 
 test_expect_success 'symlink loops and dangling links: not followed, not errors' '
@@ -93,11 +93,11 @@ line.jpg" && mkfix jpeg "names/tab	bed.jpg" && mkfix jpeg "$(printf "names/bad\3
 	age names &&
 	px scan --db names.db -q names &&
 	test "$(sqlite3 names.db "select count(*) from files")" = 4 &&
-	test "$(sqlite3 names.db "select hex(name) from files where hex(name) like \"%0A%\"")" = "$(printf "new\nline.jpg" | od -An -tx1 | tr -d " \n" | tr a-f A-F)" &&
-	test "$(sqlite3 names.db "select typeof(name) from files where hex(name) like \"%FF%\"")" = blob &&
-	test "$(sqlite3 names.db "select typeof(path) from file_info where hex(name) like \"%FF%\"")" = blob &&
-	test "$(sqlite3 names.db "select hex(path) = hex(dir) || \"2F\" || hex(name) from file_info where hex(name) like \"%FF%\"")" = 1 &&
-	test "$(sqlite3 names.db "select typeof(path) from file_info where name like \"tab%\"")" = text &&
+	test "$(sqlite3 names.db "select hex(name) from files where hex(name) like '\''%0A%'\''")" = "$(printf "new\nline.jpg" | od -An -tx1 | tr -d " \n" | tr a-f A-F)" &&
+	test "$(sqlite3 names.db "select typeof(name) from files where hex(name) like '\''%FF%'\''")" = blob &&
+	test "$(sqlite3 names.db "select typeof(path) from file_info where hex(name) like '\''%FF%'\''")" = blob &&
+	test "$(sqlite3 names.db "select hex(path) = hex(dir) || '\''2F'\'' || hex(name) from file_info where hex(name) like '\''%FF%'\''")" = 1 &&
+	test "$(sqlite3 names.db "select typeof(path) from file_info where name like '\''tab%'\''")" = text &&
 	sqlite3 names.db "select name from files" | grep -q "DROP TABLE files" &&
 	test "$(sqlite3 names.db "pragma integrity_check")" = ok
 '
@@ -116,7 +116,7 @@ name.jpg" --size 5000 --truncate 3000 && age names &&
 test_expect_success 'an empty file is indexed with the MD5 of nothing' '
 	: >lib/empty.bin && age lib/empty.bin &&
 	px scan --db "$DB" -q lib 2>/dev/null; true &&
-	test "$(q "select state || md5 from file_info where name = \"empty.bin\"")" = okd41d8cd98f00b204e9800998ecf8427e
+	test "$(q "select state || md5 from file_info where name = '\''empty.bin'\''")" = okd41d8cd98f00b204e9800998ecf8427e
 '
 
 test_expect_success 'unreadable file: named, recorded without MD5, read again once readable' '
@@ -126,11 +126,11 @@ test_expect_success 'unreadable file: named, recorded without MD5, read again on
 	chown -R 65534:65534 priv && mkdir -p pdb && chown 65534:65534 pdb &&
 	test_expect_code 1 as_nobody "$PHOTOIDX" scan --db pdb/cat.db -q priv 2>err &&
 	grep -q "cannot index .*/priv/d/secret.jpg.: cannot open: Permission denied" err &&
-	test "$(sqlite3 pdb/cat.db "select state || \"|\" || coalesce(md5, \"null\") from file_info where name = \"secret.jpg\"")" = "error|null" &&
-	test "$(sqlite3 pdb/cat.db "select count(*) from file_info where state = \"ok\"")" = 2 &&
+	test "$(sqlite3 pdb/cat.db "select state || '\''|'\'' || coalesce(md5, '\''null'\'') from file_info where name = '\''secret.jpg'\''")" = "error|null" &&
+	test "$(sqlite3 pdb/cat.db "select count(*) from file_info where state = '\''ok'\''")" = 2 &&
 	chmod 644 priv/d/secret.jpg &&
 	as_nobody "$PHOTOIDX" scan --db pdb/cat.db -q priv &&
-	test "$(sqlite3 pdb/cat.db "select state || \"|\" || md5 from file_info where name = \"secret.jpg\"")" = "ok|$(md5sum <priv/d/secret.jpg | cut -c1-32)"
+	test "$(sqlite3 pdb/cat.db "select state || '\''|'\'' || md5 from file_info where name = '\''secret.jpg'\''")" = "ok|$(md5sum <priv/d/secret.jpg | cut -c1-32)"
 '
 
 test_expect_success 'unreadable directory: named, its files are not marked missing' '
@@ -138,8 +138,8 @@ test_expect_success 'unreadable directory: named, its files are not marked missi
 	chmod 000 priv/d &&
 	test_expect_code 1 as_nobody "$PHOTOIDX" scan --db pdb/cat.db -q priv 2>err &&
 	grep -q "cannot open directory .*/priv/d.: Permission denied" err &&
-	test "$(sqlite3 pdb/cat.db "select count(*) from file_info where state = \"missing\"")" = 0 &&
-	test "$(sqlite3 pdb/cat.db "select state || \"|\" || error from dirs where path like \"%/priv/d\"")" = "error|cannot open directory: Permission denied" &&
+	test "$(sqlite3 pdb/cat.db "select count(*) from file_info where state = '\''missing'\''")" = 0 &&
+	test "$(sqlite3 pdb/cat.db "select state || '\''|'\'' || error from dirs where path like '\''%/priv/d'\''")" = "error|cannot open directory: Permission denied" &&
 	chmod 755 priv/d
 '
 
@@ -164,8 +164,8 @@ test_expect_success 'a new file that vanishes between walk and read: a notice, n
 	set +e && wait $pid; rc=$? && set -e &&
 	test $rc = 0 &&
 	grep -q ".*/van/sub/b.txt. is gone since it was listed" err &&
-	test "$(sqlite3 van.db "select count(*) from file_info where name = \"b.txt\"")" = 0 &&
-	test "$(sqlite3 van.db "select state from file_info where name = \"a.bin\"")" = ok
+	test "$(sqlite3 van.db "select count(*) from file_info where name = '\''b.txt'\''")" = 0 &&
+	test "$(sqlite3 van.db "select state from file_info where name = '\''a.bin'\''")" = ok
 '
 
 test_expect_success 'a known file that vanishes before its re-read: missing, its MD5 and metadata kept' '
@@ -188,7 +188,7 @@ test_expect_success 'a file that grows while read is read again: the MD5 is of t
 	( set +e; px scan --db grow.db -q --readers 1 --read-size 64K --limit-rate 2M grow 2>err; echo $? >rc ) &
 	sleep 0.25 && echo appended >>grow/g.bin && wait &&
 	test "$(cat rc)" = 0 &&
-	test "$(sqlite3 grow.db "select state || md5 from file_info where name = \"g.bin\"")" = "ok$(md5sum <grow/g.bin | cut -c1-32)" &&
+	test "$(sqlite3 grow.db "select state || md5 from file_info where name = '\''g.bin'\''")" = "ok$(md5sum <grow/g.bin | cut -c1-32)" &&
 	test "$(sqlite3 grow.db "select size from file_info")" = "$(stat -c %s grow/g.bin)"
 '
 
@@ -200,7 +200,7 @@ test_expect_success 'a file that keeps changing while read: an error, no MD5, na
 	touch busy.done && wait $writer &&
 	test "$(cat rc)" = 1 &&
 	grep -q "b.bin.*changed while being read (3 tries)" err &&
-	test "$(sqlite3 busy.db "select state || \"|\" || coalesce(md5, \"null\") from file_info")" = "error|null" &&
+	test "$(sqlite3 busy.db "select state || '\''|'\'' || coalesce(md5, '\''null'\'') from file_info")" = "error|null" &&
 	age busy && px scan --db busy.db -q busy &&
 	test "$(sqlite3 busy.db "select state || md5 from file_info")" = "ok$(md5sum <busy/b.bin | cut -c1-32)"
 '

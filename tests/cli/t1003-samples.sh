@@ -18,7 +18,7 @@ test_expect_success 'setup: a copy of the samples, scanned' '
 
 test_expect_success 'every sample has the MD5 of MD5SUMS' '
 	sed "s|  \./|  |" samples/MD5SUMS | sort -k2 >expect &&
-	q "select md5 || \"  \" || substr(path, length(\"$ROOT/\") + 1) from file_info
+	q "select md5 || '\''  '\'' || substr(path, length('\''$ROOT/'\'') + 1) from file_info
 		where name not in (\"MD5SUMS\", \"INDEX.tsv\", \"README.md\", \"exiftool-oracle.json\")" | sort -k2 >actual &&
 	test "$(wc -l <expect)" -ge 149 &&
 	diff expect actual
@@ -115,7 +115,7 @@ test_expect_success 'every exception is explained in doc/formats.md' '
 
 test_expect_success 'broken samples are recorded with their error, and only they' '
 	grep -v "^#" "$DATA/samples-broken.tsv" | while IFS="	" read -r file expect why; do
-		st=$(q "select state || \"|\" || coalesce(error, \"\") from file_info where path = \"$ROOT/$file\"")
+		st=$(q "select state || '\''|'\'' || coalesce(error, '\'''\'') from file_info where path = '\''$ROOT/$file'\''")
 		case "$expect" in
 		ok) [ "$st" = "ok|" ] || { echo "$file: expected ok, got $st"; exit 1; } ;;
 		error:*) text=${expect#error: }
@@ -126,7 +126,7 @@ test_expect_success 'broken samples are recorded with their error, and only they
 	grep -v "^#" "$DATA/samples-broken.tsv" | cut -f1 | sort >listed &&
 	comm -23 broken listed >unlisted &&
 	test ! -s unlisted &&
-	q "select substr(path, length(\"$ROOT/\") + 1) from file_info where state <> \"ok\"" | sort >errors &&
+	q "select substr(path, length('\''$ROOT/'\'') + 1) from file_info where state <> '\''ok'\''" | sort >errors &&
 	comm -23 errors listed >unexpected &&
 	test ! -s unexpected &&
 	test "$(wc -l <errors)" = "$(grep -c "	error: " "$DATA/samples-broken.tsv")"
@@ -138,16 +138,16 @@ test_expect_success 'each damaged sample was named once on stderr' '
 '
 
 test_expect_success 'media types come from content: RAW, video and HEIF samples' '
-	test "$(q "select mime from file_info where path like \"%/CanonRaw.cr2\"")" = image/x-canon-cr2 &&
-	test "$(q "select mime from file_info where path like \"%/pocIssue283.jpg\"")" = image/x-panasonic-rw2 &&
-	test "$(q "select count(*) from file_info where media = \"video\"")" -ge 4 &&
-	test "$(q "select count(*) from file_info where mime in (\"image/heic\", \"image/heif\", \"image/avif\")")" -ge 7
+	test "$(q "select mime from file_info where path like '\''%/CanonRaw.cr2'\''")" = image/x-canon-cr2 &&
+	test "$(q "select mime from file_info where path like '\''%/pocIssue283.jpg'\''")" = image/x-panasonic-rw2 &&
+	test "$(q "select count(*) from file_info where media = '\''video'\''")" -ge 4 &&
+	test "$(q "select count(*) from file_info where mime in ('\''image/heic'\'', '\''image/heif'\'', '\''image/avif'\'')")" -ge 7
 '
 
 test_expect_success 'the two identical samples are two rows with one MD5' '
 	awk -F"\t" "\$1 == \"md5-duplicates\" { print \$4 }" samples/INDEX.tsv | sort -u >dup &&
 	test "$(wc -l <dup)" = 1 &&
-	test "$(q "select count(*) from file_info where md5 = \"$(cat dup)\"")" = 2
+	test "$(q "select count(*) from file_info where md5 = '\''$(cat dup)'\''")" = 2
 '
 
 test_expect_success 'a second scan of the samples reads 0 bytes and reports nothing' '
@@ -162,9 +162,9 @@ test_expect_success 'a rename, an edit and a delete show up as moved, changed an
 	rm "samples/ianare__exif-samples/jpg/Fujifilm_FinePix_E500.jpg" &&
 	px scan --db "$DB" --json samples >s3.json &&
 	test "$(jq -c "[.moved, .changed, .missing, .new]" s3.json)" = "[1,1,1,0]" &&
-	test "$(q "select md5 from file_info where name = \"FurnaceCreekInn.jpg\"")" = "$(md5sum <"$f" | cut -c1-32)" &&
-	test "$(q "select md5 from file_info where name = \"Canon renamed.jpg\"")" = 8e3ca75f198b46c07dbba4a62868de78 &&
-	test "$(q "select state from file_info where name = \"Fujifilm_FinePix_E500.jpg\"")" = missing &&
+	test "$(q "select md5 from file_info where name = '\''FurnaceCreekInn.jpg'\''")" = "$(md5sum <"$f" | cut -c1-32)" &&
+	test "$(q "select md5 from file_info where name = '\''Canon renamed.jpg'\''")" = 8e3ca75f198b46c07dbba4a62868de78 &&
+	test "$(q "select state from file_info where name = '\''Fujifilm_FinePix_E500.jpg'\''")" = missing &&
 	test "$(jq .bytes_read s3.json)" = "$(stat -c %s "$f")"
 '
 

@@ -37,19 +37,19 @@ test_expect_success 'SIGINT mid-scan: commits what is done, exits 130' '
 '
 
 test_expect_success 'every committed row has the right MD5' '
-	q "select md5 || \"  \" || path from file_info" >sums &&
+	q "select md5 || '\''  '\'' || path from file_info" >sums &&
 	md5sum -c --quiet sums
 '
 
 test_expect_success 'an interrupted scan marks nothing missing' '
-	test "$(q "select count(*) from files where state = \"missing\"")" = 0
+	test "$(q "select count(*) from files where state = '\''missing'\''")" = 0
 '
 
 test_expect_success 'the next scan carries on and completes' '
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq .new s.json)" = $((40 - $(jq .unchanged s.json))) &&
-	test "$(q "select count(*) from file_info where state = \"ok\"")" = 40 &&
-	q "select md5 || \"  \" || path from file_info" >sums && md5sum -c --quiet sums
+	test "$(q "select count(*) from file_info where state = '\''ok'\''")" = 40 &&
+	q "select md5 || '\''  '\'' || path from file_info" >sums && md5sum -c --quiet sums
 '
 
 test_expect_success 'SIGTERM works the same way, exit 143 (128 + 15)' '
@@ -73,7 +73,7 @@ test_expect_success 'a scan killed with SIGKILL leaves a sound catalog; the next
 	echo "after the kill: scans: $(q "select group_concat(state) from scans"); files: $(q "select count(*) from files")" &&
 	px scan --db "$DB" -q lib &&
 	test "$(q "select group_concat(state) from (select state from scans order by id)")" = killed,done &&
-	test "$(q "select count(*) from file_info where state = \"ok\"")" = 40
+	test "$(q "select count(*) from file_info where state = '\''ok'\''")" = 40
 '
 
 test_expect_success 'killed after a directory was deleted: the next scan still marks its files missing' '
@@ -85,8 +85,8 @@ test_expect_success 'killed after a directory was deleted: the next scan still m
 	sleep 3 && kill -KILL $pid &&
 	set +e && wait $pid; set -e &&
 	px scan --db "$DB" -q lib &&
-	test "$(q "select group_concat(state) from file_info where dir = \"$TRASH/lib/gone\"")" = missing,missing &&
-	test "$(q "select state from dirs where path = \"$TRASH/lib/gone\"")" = missing
+	test "$(q "select group_concat(state) from file_info where dir = '\''$TRASH/lib/gone'\''")" = missing,missing &&
+	test "$(q "select state from dirs where path = '\''$TRASH/lib/gone'\''")" = missing
 '
 
 test_expect_success 'scan --quick after an interrupted scan still finds what that scan did not index' '
@@ -98,8 +98,8 @@ test_expect_success 'scan --quick after an interrupted scan still finds what tha
 	sleep 3 && kill -INT $pid &&
 	set +e && wait $pid; set -e &&
 	px scan --db "$DB" --quick --json q >s.json &&
-	test "$(q "select count(*) from file_info where name = \"big.bin\" and state = '\''ok'\''")" = 1 &&
-	test "$(q "select state from file_info where name = \"f1.txt\"")" = missing
+	test "$(q "select count(*) from file_info where name = '\''big.bin'\'' and state = '\''ok'\''")" = 1 &&
+	test "$(q "select state from file_info where name = '\''f1.txt'\''")" = missing
 '
 
 test_done

@@ -31,7 +31,7 @@ test_expect_success '--progress forces it, --quiet and --json silence it' '
 	px scan --db "$DB" --progress --readers 1 --limit-rate 1M lib 2>err >/dev/null &&
 	grep -q "ETA" err &&
 	rm -f "$DB"* &&
-	script -qefc "\"$PHOTOIDX\" scan --db \"$DB\" -q --readers 1 --limit-rate 1M lib" /dev/null >tty.out &&
+	script -qefc "'\''$PHOTOIDX'\'' scan --db '\''$DB'\'' -q --readers 1 --limit-rate 1M lib" /dev/null >tty.out &&
 	! grep -q "ETA" tty.out && ! grep -q "new," tty.out
 '
 

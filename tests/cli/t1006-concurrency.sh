@@ -118,7 +118,7 @@ test_expect_success 'two scans started at the same instant, ten times: one waits
 		"$PHOTOIDX" scan --db "$DB" -q lib 2>b.err &
 		b=$!
 		wait $a && wait $b || exit 1
-		test "$(q "select count(*) || \" \" || count(distinct name) from files")" = "60 60" || exit 1
+		test "$(q "select count(*) || '\'' '\'' || count(distinct name) from files")" = "60 60" || exit 1
 		test "$(q "select group_concat(state) from scans")" = done,done || exit 1
 		test "$(q "pragma integrity_check")" = ok || exit 1
 		i=$((i + 1))

@@ -52,8 +52,8 @@ test_expect_success '--device-class rotational: two readers, files in disk order
 	px scan --db "$DB" --json --device-class rotational lib >r.json &&
 	test "$(jq -r .device_class r.json)" = rotational &&
 	test "$(jq .readers r.json)" = 2 &&
-	q "select md5 || \"  \" || path from file_info" >sums && md5sum -c --quiet sums &&
-	test "$(q "select count(*) from file_info where state = \"ok\"")" = 6
+	q "select md5 || '\''  '\'' || path from file_info" >sums && md5sum -c --quiet sums &&
+	test "$(q "select count(*) from file_info where state = '\''ok'\''")" = 6
 '
 
 test_expect_success '--readers overrides the class default' '
@@ -83,7 +83,7 @@ test_expect_success 'the MD5 lanes in use are reported, and every width gives th
 		PIX_MD5_LANES=$lanes px scan --db "$DB" --json lib >m.json &&
 		echo "PIX_MD5_LANES=$lanes: $(jq .md5_lanes m.json) lanes" &&
 		test "$(jq .md5_lanes m.json)" -le $lanes &&
-		q "select md5 || \"  \" || path from file_info" >sums && md5sum -c --quiet sums || exit 1
+		q "select md5 || '\''  '\'' || path from file_info" >sums && md5sum -c --quiet sums || exit 1
 	done
 '
 

@@ -25,7 +25,7 @@ test_expect_success '--quick finds a new file, deep in an unchanged tree' '
 	echo new >lib/2022/a/deep/new.txt &&
 	px scan --db "$DB" --quick --json lib >s.json &&
 	test "$(jq -c "[.new, .unchanged]" s.json)" = "[1,12]" &&
-	test "$(q "select count(*) from file_info where name = \"new.txt\"")" = 1
+	test "$(q "select count(*) from file_info where name = '\''new.txt'\''")" = 1
 '
 
 test_expect_success '--quick finds a deleted and a renamed file' '
@@ -54,20 +54,20 @@ test_expect_success '--quick misses a file edited in place (documented); a full 
 test_expect_success '--quick reads a file flagged for a recheck' '
 	age lib && px scan --db "$DB" -q lib &&
 	echo racy >lib/2022/b/racy.txt && px scan --db "$DB" -q lib &&
-	test "$(q "select recheck from files where name = \"racy.txt\"")" = 1 &&
+	test "$(q "select recheck from files where name = '\''racy.txt'\''")" = 1 &&
 	touch -d "2 days ago" lib/2022/b/racy.txt lib/2022/b &&
 	px scan --db "$DB" -q lib &&
 	echo "racy, written again" >lib/2022/b/racy.txt && touch -d "2 days ago" lib/2022/b/racy.txt &&
-	q "update files set recheck = 1 where name = \"racy.txt\"" &&
+	q "update files set recheck = 1 where name = '\''racy.txt'\''" &&
 	px scan --db "$DB" --quick --json lib >s.json &&
 	test "$(jq .changed s.json)" = 1 &&
-	test "$(q "select md5 from file_info where name = \"racy.txt\"")" = "$(md5sum <lib/2022/b/racy.txt | cut -c1-32)"
+	test "$(q "select md5 from file_info where name = '\''racy.txt'\''")" = "$(md5sum <lib/2022/b/racy.txt | cut -c1-32)"
 '
 
 test_expect_success '--quick does not walk into a directory now excluded' '
 	mkdir -p lib/2023/.thumbnails && echo t >lib/2023/.thumbnails/t.png && age lib &&
 	px scan --db "$DB" -q --no-default-excludes lib &&
-	test "$(q "select count(*) from file_info where name = \"t.png\" and state = '\''ok'\''")" = 1 &&
+	test "$(q "select count(*) from file_info where name = '\''t.png'\'' and state = '\''ok'\''")" = 1 &&
 	px scan --db "$DB" --quick --json lib >s.json &&
 	test "$(jq .skipped s.json)" = 0
 '
@@ -79,8 +79,8 @@ test_expect_success 'after --quick, the catalog equals a full scan of the same t
 	cp "$DB" full.db && rm -f full.db-wal full.db-shm &&
 	px scan --db full.db --json lib >s.json &&
 	test "$(jq -c "[.new, .changed, .moved, .missing]" s.json)" = "[0,0,0,0]" &&
-	test "$(q "select group_concat(path || state, \",\") from (select path, state from file_info order by path)")" = \
-	     "$(sqlite3 full.db "select group_concat(path || state, \",\") from (select path, state from file_info order by path)")"
+	test "$(q "select group_concat(path || state, '\'','\'') from (select path, state from file_info order by path)")" = \
+	     "$(sqlite3 full.db "select group_concat(path || state, '\'','\'') from (select path, state from file_info order by path)")"
 '
 
 test_done

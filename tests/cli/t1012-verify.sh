@@ -32,13 +32,13 @@ test_expect_success 'verify of an intact library: every file ok, exit 0, verifie
 '
 
 test_expect_success 'bit rot (content changed, size and mtime not) is reported, exit 1, stored MD5 kept' '
-	md5=$(q "select md5 from file_info where name = \"f3.bin\"") &&
+	md5=$(q "select md5 from file_info where name = '\''f3.bin'\''") &&
 	rot lib/a/f3.bin 1000 && sleep 1 &&
 	test_expect_code 1 px verify --db "$DB" 2>err >out &&
 	grep -q "f3.bin.*content changed but size and mtime did not (MD5 was $md5, is $(md5sum <lib/a/f3.bin | cut -c1-32))" err &&
 	grep -q "1 changed behind size and mtime" out &&
-	test "$(q "select verify_state || md5 from file_info where name = \"f3.bin\"")" = "mismatch$md5" &&
-	test "$(q "select lower(hex(verify_md5)) from files where name = \"f3.bin\"")" = "$(md5sum <lib/a/f3.bin | cut -c1-32)" &&
+	test "$(q "select verify_state || md5 from file_info where name = '\''f3.bin'\''")" = "mismatch$md5" &&
+	test "$(q "select lower(hex(verify_md5)) from files where name = '\''f3.bin'\''")" = "$(md5sum <lib/a/f3.bin | cut -c1-32)" &&
 	test "$(q "select n_changed from scans order by id desc limit 1")" = 1
 '
 
@@ -59,7 +59,7 @@ test_expect_success 'PATH limits verify to files at or below it (a file or a dir
 
 test_expect_success 'a scan that reads a rotted file again clears its verify state' '
 	touch lib/a/f3.bin && px scan --db "$DB" -q lib &&
-	test "$(q "select coalesce(verify_state, '\''none'\'') from file_info where name = \"f3.bin\"")" = none
+	test "$(q "select coalesce(verify_state, '\''none'\'') from file_info where name = '\''f3.bin'\''")" = none
 '
 
 test_expect_success '--max-bytes: oldest verification first; repeated runs cover the whole library' '
@@ -101,8 +101,8 @@ test_expect_success 'an unreadable file is reported and recorded, exit 1' '
 		chmod 000 locked/s.txt && test_expect_code 1 px verify --db "$DB" 2>err
 	fi &&
 	grep -q "cannot verify .*s.txt.: cannot open: Permission denied" err &&
-	test "$(q "select verify_state || verify_error from files where name = \"s.txt\"")" = "unreadablecannot open: Permission denied" &&
-	test "$(q "select verify_state from file_info where name = \"o.txt\"")" = ok
+	test "$(q "select verify_state || verify_error from files where name = '\''s.txt'\''")" = "unreadablecannot open: Permission denied" &&
+	test "$(q "select verify_state from file_info where name = '\''o.txt'\''")" = ok
 '
 
 test_expect_success 'verify waits for a running scan (the writer lock), or refuses with --no-wait' '

@@ -40,54 +40,54 @@ test_expect_success 'setup: images without dates, their sidecars, one image with
 '
 
 test_expect_success 'sidecars are typed as such and linked to their images' '
-	test "$(q "select count(*) from file_info where media = \"sidecar\" and mime = \"application/rdf+xml\"")" = 3 &&
-	test "$(q "select s.name from file_info f join files s on s.id = f.sidecar_id where f.name = \"IMG_0001.jpg\"")" = IMG_0001.jpg.xmp &&
-	test "$(q "select s.name from file_info f join files s on s.id = f.sidecar_id where f.name = \"IMG_0002.tif\"")" = IMG_0002.xmp &&
-	test -z "$(q "select sidecar_id from file_info where name = \"lonely.jpg\"")" &&
-	test -z "$(q "select sidecar_id from file_info where name like \"%.xmp\"")"
+	test "$(q "select count(*) from file_info where media = '\''sidecar'\'' and mime = '\''application/rdf+xml'\''")" = 3 &&
+	test "$(q "select s.name from file_info f join files s on s.id = f.sidecar_id where f.name = '\''IMG_0001.jpg'\''")" = IMG_0001.jpg.xmp &&
+	test "$(q "select s.name from file_info f join files s on s.id = f.sidecar_id where f.name = '\''IMG_0002.tif'\''")" = IMG_0002.xmp &&
+	test -z "$(q "select sidecar_id from file_info where name = '\''lonely.jpg'\''")" &&
+	test -z "$(q "select sidecar_id from file_info where name like '\''%.xmp'\''")"
 '
 
 test_expect_success 'an image without a date or position takes them from its sidecar' '
-	test "$(q "select date_taken || date_tz || \" \" || date_source from file_info where name = \"IMG_0001.jpg\"")" = \
+	test "$(q "select date_taken || date_tz || '\'' '\'' || date_source from file_info where name = '\''IMG_0001.jpg'\''")" = \
 		"2021-06-05T14:30:00+02:00 sidecar XMP exif:DateTimeOriginal" &&
-	test "$(q "select round(gps_lat, 4) || \",\" || round(gps_lon, 4) from file_info where name = \"IMG_0001.jpg\"")" = "48.8577,-2.295" &&
-	test "$(q "select date_taken from file_info where name = \"IMG_0002.tif\"")" = 2021-06-06T09:00:00
+	test "$(q "select round(gps_lat, 4) || '\'','\'' || round(gps_lon, 4) from file_info where name = '\''IMG_0001.jpg'\''")" = "48.8577,-2.295" &&
+	test "$(q "select date_taken from file_info where name = '\''IMG_0002.tif'\''")" = 2021-06-06T09:00:00
 '
 
 test_expect_success 'the image'\''s own date and position win over the sidecar'\''s' '
-	test "$(q "select date_taken || \" \" || date_source from file_info where name = \"IMG_0003.jpg\"")" = \
+	test "$(q "select date_taken || '\'' '\'' || date_source from file_info where name = '\''IMG_0003.jpg'\''")" = \
 		"2019-01-02T03:04:05 DateTimeOriginal" &&
-	test "$(q "select gps_lat || \",\" || gps_lon from file_info where name = \"IMG_0003.jpg\"")" = "10.0,20.0"
+	test "$(q "select gps_lat || '\'','\'' || gps_lon from file_info where name = '\''IMG_0003.jpg'\''")" = "10.0,20.0"
 '
 
 test_expect_success 'a deleted sidecar no longer lends its date' '
 	rm lib/IMG_0002.xmp && px scan --db "$DB" -q lib &&
-	test -z "$(q "select date_taken from file_info where name = \"IMG_0002.tif\"")" &&
-	test -z "$(q "select sidecar_id from file_info where name = \"IMG_0002.tif\"")"
+	test -z "$(q "select date_taken from file_info where name = '\''IMG_0002.tif'\''")" &&
+	test -z "$(q "select sidecar_id from file_info where name = '\''IMG_0002.tif'\''")"
 '
 
 test_expect_success 'a sidecar written after its image lends at once; one edited lends its new date' '
 	mkfix jpeg lib/IMG_0004.jpg && age lib/IMG_0004.jpg && px scan --db "$DB" -q lib &&
-	test -z "$(q "select date_taken from file_info where name = \"IMG_0004.jpg\"")" &&
+	test -z "$(q "select date_taken from file_info where name = '\''IMG_0004.jpg'\''")" &&
 	xmp 2022-02-02T02:02:02 >lib/IMG_0004.XMP && age lib/IMG_0004.XMP && px scan --db "$DB" -q lib &&
-	test "$(q "select date_taken from file_info where name = \"IMG_0004.jpg\"")" = 2022-02-02T02:02:02 &&
+	test "$(q "select date_taken from file_info where name = '\''IMG_0004.jpg'\''")" = 2022-02-02T02:02:02 &&
 	xmp 2023-03-03T03:03:03 >lib/IMG_0004.XMP && touch -d "1 day ago" lib/IMG_0004.XMP && px scan --db "$DB" -q lib &&
-	test "$(q "select date_taken from file_info where name = \"IMG_0004.jpg\"")" = 2023-03-03T03:03:03 &&
+	test "$(q "select date_taken from file_info where name = '\''IMG_0004.jpg'\''")" = 2023-03-03T03:03:03 &&
 	mv lib/IMG_0004.XMP lib/other.xmp && px scan --db "$DB" -q lib &&
-	test -z "$(q "select date_taken || sidecar_id from file_info where name = \"IMG_0004.jpg\"")" &&
-	test "$(q "select lent from meta m join files f on f.id = m.file_id where f.name = \"IMG_0004.jpg\"")" = 0
+	test -z "$(q "select date_taken || sidecar_id from file_info where name = '\''IMG_0004.jpg'\''")" &&
+	test "$(q "select lent from meta m join files f on f.id = m.file_id where f.name = '\''IMG_0004.jpg'\''")" = 0
 '
 
 test_expect_success 'a sidecar beside an image whose name is not UTF-8 is linked too' '
 	mkdir bytes && name=$(printf "Caf\351") &&
 	mkfix jpeg "bytes/$name.jpg" && xmp 2024-04-04T04:04:04 >"bytes/$name.xmp" && age bytes &&
 	px scan --db "$DB" -q bytes &&
-	test "$(q "select typeof(name) || \" \" || date_taken from file_info where dir = \"$TRASH/bytes\" and media = \"image\"")" = \
+	test "$(q "select typeof(name) || '\'' '\'' || date_taken from file_info where dir = '\''$TRASH/bytes'\'' and media = '\''image'\''")" = \
 		"blob 2024-04-04T04:04:04"
 '
 
 test_expect_success 'a date filter on file_info uses the date index' '
-	q "explain query plan select path from file_info where date_taken between \"2021-01-01\" and \"2022-01-01\"" >plan &&
+	q "explain query plan select path from file_info where date_taken between '\''2021-01-01'\'' and '\''2022-01-01'\''" >plan &&
 	grep -q "meta_by_date" plan
 '
 
@@ -97,10 +97,10 @@ test_expect_success 'a file is typed by its content, whatever its extension says
 	mkfix tiff lies/movie.mp4 --make Tiffany &&
 	printf "hello\n" >lies/image.jpg &&
 	px scan --db "$DB" -q lies &&
-	test "$(q "select mime || \" \" || make || \" \" || date_taken from file_info where name = \"photo.png\"")" = \
+	test "$(q "select mime || '\'' '\'' || make || '\'' '\'' || date_taken from file_info where name = '\''photo.png'\''")" = \
 		"image/jpeg Liar 2020-02-02T02:02:02" &&
-	test "$(q "select mime || \" \" || make from file_info where name = \"movie.mp4\"")" = "image/tiff Tiffany" &&
-	test "$(q "select mime || \" \" || media || \" \" || state from file_info where name = \"image.jpg\"")" = \
+	test "$(q "select mime || '\'' '\'' || make from file_info where name = '\''movie.mp4'\''")" = "image/tiff Tiffany" &&
+	test "$(q "select mime || '\'' '\'' || media || '\'' '\'' || state from file_info where name = '\''image.jpg'\''")" = \
 		"application/octet-stream other ok"
 '
 
@@ -109,7 +109,7 @@ test_expect_success 'a TIFF whose directory lies past 64 KiB is read by our own 
 	mkfix tiff far/far.tif --make FarCam --date "2018:08:08 08:08:08" --width 300 --height 200 --pad-before-ifd 300000 &&
 	test "$(stat -c %s far/far.tif)" -gt 300000 &&
 	px scan --db "$DB" -q far &&
-	test "$(q "select make || \" \" || date_taken || \" \" || width || \"x\" || height || \" \" || state from file_info where name = \"far.tif\"")" = \
+	test "$(q "select make || '\'' '\'' || date_taken || '\'' '\'' || width || '\''x'\'' || height || '\'' '\'' || state from file_info where name = '\''far.tif'\''")" = \
 		"FarCam 2018-08-08T08:08:08 300x200 ok"
 '
 
@@ -129,10 +129,10 @@ test_expect_success 'a movie: its date, duration and OpenSubtitles hash' '
 	mkdir movies && movie movies/clip.mov && age movies &&
 	test "$(stat -c %s movies/clip.mov)" = 102544 &&
 	px scan --db "$DB" -q movies &&
-	test "$(q "select mime || \" \" || media || \" \" || date_taken || \" \" || duration_s from file_info where name = \"clip.mov\"")" = \
+	test "$(q "select mime || '\'' '\'' || media || '\'' '\'' || date_taken || '\'' '\'' || duration_s from file_info where name = '\''clip.mov'\''")" = \
 		"video/quicktime video 2020-01-02T03:04:05 4.5" &&
-	test "$(q "select length(osdb_hash) from file_info where name = \"clip.mov\"")" = 16 &&
-	test -z "$(q "select osdb_hash from file_info where name = \"IMG_0001.jpg\"")"
+	test "$(q "select length(osdb_hash) from file_info where name = '\''clip.mov'\''")" = 16 &&
+	test -z "$(q "select osdb_hash from file_info where name = '\''IMG_0001.jpg'\''")"
 '
 
 test_expect_success 'the OpenSubtitles hash is the size plus the 64-bit sums of both ends' '
@@ -143,7 +143,7 @@ test_expect_success 'the OpenSubtitles hash is the size plus the 64-bit sums of 
 			seek(\$f, \$at, 0); read(\$f, my \$buf, 65536); \$h += \$_ for unpack(\"q<*\", \$buf);
 		}
 		printf(\"%016x\", \$h);" movies/clip.mov) &&
-	test "$(q "select osdb_hash from file_info where name = \"clip.mov\"")" = "$expect"
+	test "$(q "select osdb_hash from file_info where name = '\''clip.mov'\''")" = "$expect"
 '
 
 # The catalog of a scan, taken back to schema 2 as an older photoidx left
@@ -187,20 +187,20 @@ downgrade() {
 test_expect_success 'a catalog of schema 2 reads again the files whose formats it now understands, not those found damaged' '
 	rm -f old.db && px scan --db old.db -q lib movies &&
 	downgrade old.db &&
-	test -z "$(sqlite3 old.db "select 1 from meta m join files f on f.id = m.file_id where f.name = \"clip.mov\"")" &&
+	test -z "$(sqlite3 old.db "select 1 from meta m join files f on f.id = m.file_id where f.name = '\''clip.mov'\''")" &&
 	sqlite3 -bail old.db "UPDATE files SET verify_state = '\''mismatch'\'', verified_at = 1, md5 = zeroblob(16)
 			WHERE name = '\''IMG_0001.jpg'\'';
 		UPDATE files SET verify_state = '\''ok'\'', verified_at = 12345 WHERE name = '\''clip.mov'\'';
 		UPDATE files SET media = '\''other'\'', mime = '\''text/xml'\'' WHERE name = '\''IMG_0001.jpg.xmp'\''" &&
 	px scan --db old.db --json lib movies >s.json &&
 	test "$(sqlite3 old.db "pragma user_version")" = "$(ls "$REPO"/schema/[0-9]*.sql | wc -l)" &&
-	test "$(sqlite3 old.db "select verify_state || hex(md5) from files where name = \"IMG_0001.jpg\"")" = \
+	test "$(sqlite3 old.db "select verify_state || hex(md5) from files where name = '\''IMG_0001.jpg'\''")" = \
 		mismatch00000000000000000000000000000000 &&
-	test "$(sqlite3 old.db "select verify_state || verified_at from files where name = \"clip.mov\"")" = ok12345 &&
-	test "$(sqlite3 old.db "select media from files where name = \"IMG_0001.jpg.xmp\"")" = sidecar &&
+	test "$(sqlite3 old.db "select verify_state || verified_at from files where name = '\''clip.mov'\''")" = ok12345 &&
+	test "$(sqlite3 old.db "select media from files where name = '\''IMG_0001.jpg.xmp'\''")" = sidecar &&
 	test "$(jq .changed s.json)" = 0 &&
 	test "$(jq .bytes_read s.json)" -ge 102544 &&
-	test "$(sqlite3 old.db "select duration_s from file_info where name = \"clip.mov\"")" = 4.5 &&
+	test "$(sqlite3 old.db "select duration_s from file_info where name = '\''clip.mov'\''")" = 4.5 &&
 	px scan --db old.db --json lib movies >s2.json &&
 	test "$(jq .bytes_read s2.json)" = 0
 '

@@ -75,7 +75,7 @@ scan_corpus() {
 names_ok() {
 	for name in "$@"; do
 		hex=$(printf "%s" "$name" | od -An -tx1 | tr -d " \n" | tr a-f A-F) &&
-		got=$(q "select state || \" \" || md5 from file_info where hex(name) = \"$hex\"") &&
+		got=$(q "select state || ' ' || md5 from file_info where hex(name) = '$hex'") &&
 		want="ok $(md5sum <"c/names/$name" | cut -c1-32)" &&
 		if [ "$got" != "$want" ]; then echo "c/names/$name: got \"$got\", expected \"$want\""; return 1; fi
 	done
@@ -382,7 +382,7 @@ test_expect_success 'the scan: no crash, no hang, exit 1, though files grow and 
 
 test_expect_success 'each problem is recorded against its own file, and named on stderr' '
 	while IFS="	" read -r file text; do
-		got=$(q "select state || \"|\" || coalesce(error, \"\") from file_info where path = \"$TRASH/c/$file\"") &&
+		got=$(q "select state || '\''|'\'' || coalesce(error, '\'''\'') from file_info where path = '\''$TRASH/c/$file'\''") &&
 		case "$got" in
 		"error|"*"$text"*) ;;
 		*) echo "$file: expected an error with \"$text\", got \"$got\""; exit 1 ;;
@@ -392,38 +392,38 @@ test_expect_success 'each problem is recorded against its own file, and named on
 '
 
 test_expect_success 'every good file beside them is indexed, with its MD5' '
-	q "select md5 || \"  \" || path from file_info where state = \"ok\"" | sort >ok.md5 &&
+	q "select md5 || '\''  '\'' || path from file_info where state = '\''ok'\''" | sort >ok.md5 &&
 	comm -23 good.md5 ok.md5 >unindexed &&
 	test ! -s unindexed &&
-	test "$(q "select state || md5 from file_info where name = \"empty.jpg\"")" = okd41d8cd98f00b204e9800998ecf8427e
+	test "$(q "select state || md5 from file_info where name = '\''empty.jpg'\''")" = okd41d8cd98f00b204e9800998ecf8427e
 '
 
 test_expect_success 'a damaged file keeps the MD5 of what it holds' '
-	q "select md5 || \"  \" || path from file_info where state = '\''error'\'' and md5 is not null and
+	q "select md5 || '\''  '\'' || path from file_info where state = '\''error'\'' and md5 is not null and
 		path not like \"%/special/%\"" >bad.md5 &&
 	test "$(wc -l <bad.md5)" -gt 100 &&
 	md5sum -c --quiet bad.md5
 '
 
 test_expect_success 'sparse huge files are indexed as the zeros they hold' '
-	test "$(q "select state || \" \" || md5 from file_info where name in (\"huge.jpg\", \"huge.mp4\")")" = "ok $HUGE_MD5
+	test "$(q "select state || '\'' '\'' || md5 from file_info where name in ('\''huge.jpg'\'', '\''huge.mp4'\'')")" = "ok $HUGE_MD5
 ok $HUGE_MD5" &&
-	test "$(q "select state || \" \" || md5 from file_info where name = \"sparse.mp4\"")" = "ok $(md5sum <c/huge/sparse.mp4 | cut -c1-32)"
+	test "$(q "select state || '\'' '\'' || md5 from file_info where name = '\''sparse.mp4'\''")" = "ok $(md5sum <c/huge/sparse.mp4 | cut -c1-32)"
 '
 
 test_expect_success 'special files are recorded, never opened; links are not followed; the locked directory is named' '
-	test "$(q "select count(*) from file_info where md5 is not null and path like \"%/special/%\" and name <> \"good-1.jpg\" and name <> \"good-2.tif\"")" = 0 &&
-	test "$(q "select count(*) from file_info where name in (\"loop-a\", \"loop-b\", \"up\", \"inside.jpg\")")" = 0 &&
+	test "$(q "select count(*) from file_info where md5 is not null and path like '\''%/special/%'\'' and name <> '\''good-1.jpg'\'' and name <> '\''good-2.tif'\''")" = 0 &&
+	test "$(q "select count(*) from file_info where name in ('\''loop-a'\'', '\''loop-b'\'', '\''up'\'', '\''inside.jpg'\'')")" = 0 &&
 	grep -q "cannot open directory .*/c/special/locked.: Permission denied" scan.err &&
-	test "$(q "select state || \"|\" || error from dirs where path like \"%/special/locked\"")" = "error|cannot open directory: Permission denied"
+	test "$(q "select state || '\''|'\'' || error from dirs where path like '\''%/special/locked'\''")" = "error|cannot open directory: Permission denied"
 '
 
 test_expect_success 'the file 4,200 bytes down is indexed under its whole path' '
-	test "$(q "select state || \" \" || md5 from file_info where name = \"deep.jpg\"")" = "ok $(cut -c1-32 deep.md5)" &&
-	test "$(q "select length(path) from file_info where name = \"deep.jpg\"")" -gt 4200 &&
+	test "$(q "select state || '\'' '\'' || md5 from file_info where name = '\''deep.jpg'\''")" = "ok $(cut -c1-32 deep.md5)" &&
+	test "$(q "select length(path) from file_info where name = '\''deep.jpg'\''")" -gt 4200 &&
 	px ls --db "$DB" -0 | tr "\0" "\n" | grep "/deep.jpg\$" >deep.path &&
 	test "$(wc -c <deep.path)" -gt 4200 &&
-	test "$(q "select make from file_info where name = \"deep.jpg\"")" = Deep
+	test "$(q "select make from file_info where name = '\''deep.jpg'\''")" = Deep
 '
 
 test_expect_success 'names with a newline, a tab, invalid UTF-8, a dash and SQL are indexed byte for byte' '
@@ -439,8 +439,8 @@ test_expect_success 'the next scan reads only what failed for want of a stable r
 	test "$(jq .new scan.json)" = 0 &&
 	test "$(jq .bytes_read scan.json)" = $(($(stat -c %s c/busy/grow.bin) + $(stat -c %s c/busy/shrink.bin))) &&
 	test "$(grep -c "/c/special/secret.jpg\|/c/special/locked" scan.err)" = 2 && test "$(wc -l <scan.err)" = 2 &&
-	test "$(q "select state || \" \" || md5 from file_info where name = \"grow.bin\"")" = "ok $(md5sum <c/busy/grow.bin | cut -c1-32)" &&
-	test "$(q "select state || \" \" || md5 from file_info where name = \"shrink.bin\"")" = "ok $(md5sum <c/busy/shrink.bin | cut -c1-32)" &&
+	test "$(q "select state || '\'' '\'' || md5 from file_info where name = '\''grow.bin'\''")" = "ok $(md5sum <c/busy/grow.bin | cut -c1-32)" &&
+	test "$(q "select state || '\'' '\'' || md5 from file_info where name = '\''shrink.bin'\''")" = "ok $(md5sum <c/busy/shrink.bin | cut -c1-32)" &&
 	grep -v "^busy/" expect >expect.now && mv expect.now expect
 '
 

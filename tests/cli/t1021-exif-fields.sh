@@ -71,7 +71,7 @@ if [ -d "$PIX_SAMPLES" ] && command -v exiftool >/dev/null; then
 test_expect_success 'the real samples: every value equal to exiftool'\''s' '
 	cp -r "$PIX_SAMPLES" samples && chmod -R u+w samples &&
 	test_expect_code 1 px scan --db s.db -q samples 2>/dev/null &&
-	sqlite3 -separator "	" s.db "select path, coalesce(aperture, \"\"), coalesce(exposure_program, \"\"),
+	sqlite3 -separator "	" s.db "select path, coalesce(aperture, '\'''\''), coalesce(exposure_program, '\'''\''),
 		coalesce(metering_mode, \"\"), coalesce(flash, \"\"), coalesce(gps_direction, \"\"),
 		coalesce(gps_time, \"\") from file_info where media in (\"image\", \"raw\")
 		and (aperture is not null or exposure_program is not null or flash is not null or gps_time is not null)" >ours &&

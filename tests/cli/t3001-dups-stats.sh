@@ -105,7 +105,7 @@ test_expect_success 'dups action options: known rules only, each option with its
 '
 
 test_expect_success 'the duplicates view agrees' '
-	test "$(q "select count(*) || \" \" || count(distinct md5) from duplicates")" = "5 2"
+	test "$(q "select count(*) || '\'' '\'' || count(distinct md5) from duplicates")" = "5 2"
 '
 
 test_expect_success 'stats --json: totals by media, camera and month' '
@@ -203,7 +203,7 @@ test_expect_success 'samples: dups finds the md5-duplicates pair and nothing els
 		px stats --db s.db --json >ss.json &&
 		jq -e ".files == $(find samples -type f | wc -l)" ss.json &&
 		test "$(jq -r ".by_media[] | \"\(.media) \(.files)\"" ss.json | sort)" = \
-			"$(sqlite3 s.db "select media || \" \" || count(*) from file_info group by media" | sort)"
+			"$(sqlite3 s.db "select media || '\'' '\'' || count(*) from file_info group by media" | sort)"
 	'
 else
 	test_skip 'samples: dups and stats' '../shared/samples is absent'

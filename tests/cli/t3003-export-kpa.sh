@@ -76,7 +76,7 @@ test_expect_success 'index.xml is well-formed XML with the root KPhotoAlbum 5.9 
 
 test_expect_success 'every image once, file relative to DIR, md5sum the catalog MD5' '
 	test "$(xmllint --xpath "count(//image)" lib/index.xml)" = 5 &&
-	q "SELECT substr(path, length(\"$TRASH/lib/\") + 1), md5 FROM file_info
+	q "SELECT substr(path, length('\''$TRASH/lib/'\'') + 1), md5 FROM file_info
 	   WHERE media = '\''image'\'' AND name IN ('\''a.jpg'\'', '\''rot6.jpg'\'', '\''nodate.jpg'\'')" >want &&
 	test "$(wc -l <want)" = 3 &&
 	while IFS="|" read -r file md5; do
@@ -216,7 +216,7 @@ if [ -d "$PIX_SAMPLES" ]; then
 
 	test_expect_success 'samples: every image and video of the catalog listed with its MD5 from MD5SUMS' '
 		kpa_list samples/index.xml >listed &&
-		q "SELECT substr(path, length(\"$TRASH/samples/\") + 1) FROM file_info
+		q "SELECT substr(path, length('\''$TRASH/samples/'\'') + 1) FROM file_info
 		   WHERE path LIKE '\''$TRASH/samples/%'\'' AND media IN ('\''image'\'', '\''raw'\'', '\''video'\'')
 		   AND md5 IS NOT NULL" | sort >want &&
 		test "$(wc -l <want)" -gt 100 &&

@@ -123,20 +123,20 @@ test_expect_success 'a rescan leaves KPhotoAlbum'\''s files and the backups out 
 	touch lib/layout.dat && mkdir -p lib/.videoThumbnails lib/CategoryImages &&
 	mkfix jpeg lib/CategoryImages/People-Ada.jpg --seed 9 && age lib &&
 	px scan --db "$DB" -q lib &&
-	test "$(q "select count(*) from file_info where name in (\"index.xml~0001~\", \"exif-info.db\",
+	test "$(q "select count(*) from file_info where name in ('\''index.xml~0001~'\'', '\''exif-info.db'\'',
 		\".photoidx-kpa\", \"layout.dat\", \"People-Ada.jpg\")")" = 0 &&
-	test "$(q "select md5 from file_info where name = \"index.xml\"")" = "$(md5sum <old.xml | cut -c1-32)" &&
+	test "$(q "select md5 from file_info where name = '\''index.xml'\''")" = "$(md5sum <old.xml | cut -c1-32)" &&
 	px export --db "$DB" --kphotoalbum lib 2>err && grep -q "up to date" err
 '
 
 test_expect_success 'exif-info.db: rows KPhotoAlbum made are kept, a renamed file'\''s row follows it' '
-	sqlite3 lib/exif-info.db "INSERT INTO exif (filename, Exif_Image_Make) VALUES (\"$TRASH/lib/2020/gone-long-ago.avi\", \"KPA made this\")" &&
+	sqlite3 lib/exif-info.db "INSERT INTO exif (filename, Exif_Image_Make) VALUES ('\''$TRASH/lib/2020/gone-long-ago.avi'\'', '\''KPA made this'\'')" &&
 	mkdir lib/2019/b && mv lib/2019/hike-2.jpg lib/2019/b/hike-2.jpg && age lib && px scan --db "$DB" -q lib &&
 	px export --db "$DB" --kphotoalbum lib --since last 2>err &&
 	grep -q "1 moved" err &&
-	test "$(sqlite3 lib/exif-info.db "select Exif_Image_Make from exif where filename like \"%gone-long-ago.avi\"")" = "KPA made this" &&
-	test "$(sqlite3 lib/exif-info.db "select count(*) from exif where filename = \"$TRASH/lib/2019/hike-2.jpg\"")" = 0 &&
-	test "$(sqlite3 lib/exif-info.db "select count(*) from exif where filename = \"$TRASH/lib/2019/b/hike-2.jpg\"")" = 1 &&
+	test "$(sqlite3 lib/exif-info.db "select Exif_Image_Make from exif where filename like '\''%gone-long-ago.avi'\''")" = "KPA made this" &&
+	test "$(sqlite3 lib/exif-info.db "select count(*) from exif where filename = '\''$TRASH/lib/2019/hike-2.jpg'\''")" = 0 &&
+	test "$(sqlite3 lib/exif-info.db "select count(*) from exif where filename = '\''$TRASH/lib/2019/b/hike-2.jpg'\''")" = 1 &&
 	test "$(x "string(//image[@file=\"2019/b/hike-2.jpg\"]/@stackOrder)")" = 2
 '
 

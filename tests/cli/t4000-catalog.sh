@@ -28,14 +28,14 @@ test_expect_success 'a version 1 catalog is upgraded by the next scan, its rows 
 	{ cat "$REPO/schema/0001-init.sql"; echo "pragma application_id = $((0x50495843)); pragma user_version = 1;"; } |
 		sqlite3 v1.db &&
 	now=$(date +%s) &&
-	sqlite3 v1.db "insert into dirs (id, path, scanned_at) values (1, \"$TRASH/lib\", $now);
+	sqlite3 v1.db "insert into dirs (id, path, scanned_at) values (1, '\''$TRASH/lib'\'', $now);
 		insert into files (dir_id, name, dev, ino, mode, size, mtime_ns, ctime_ns, md5, state, first_seen_at, changed_at)
 		values (1, \"a.txt\", $(stat -c "%d, %i" lib/a.txt), 33188,
 		        2, 0, 0, x'\''00'\'', '\''ok'\'', 1, 1)" &&
 	test_expect_code 2 px changes --db v1.db 2>err && grep -q "schema version 1; run .photoidx scan. once to upgrade it" err &&
 	px scan --db v1.db -q lib &&
 	test "$(sqlite3 v1.db "pragma user_version")" = "$n_migrations" &&
-	test "$(sqlite3 v1.db "select id || \" \" || md5 || \" \" || first_seen_at || \" \" || coalesce(verify_state, \"-\") from file_info")" = \
+	test "$(sqlite3 v1.db "select id || '\'' '\'' || md5 || '\'' '\'' || first_seen_at || '\'' '\'' || coalesce(verify_state, '\''-'\'') from file_info")" = \
 	     "1 $(md5sum <lib/a.txt | cut -c1-32) 1 -" &&
 	test "$(sqlite3 v1.db "pragma integrity_check")" = ok
 '
@@ -94,11 +94,11 @@ test_expect_success 'migrations are numbered 0001.. without gaps' '
 '
 
 test_expect_success 'doc/schema.md documents every table, view and column' '
-	q "select name from sqlite_schema where type in (\"table\", \"view\") and name not like \"sqlite_%\"" >objects &&
+	q "select name from sqlite_schema where type in ('\''table'\'', '\''view'\'') and name not like '\''sqlite_%'\''" >objects &&
 	test -s objects &&
 	while read -r t; do
 		grep -q "^## .*\`$t\`" "$REPO/doc/schema.md" || { echo "table $t undocumented"; exit 1; }
-		q "select name from pragma_table_info(\"$t\")" | while read -r c; do
+		q "select name from pragma_table_info('\''$t'\'')" | while read -r c; do
 			grep -q "^| \`$c\` |" "$REPO/doc/schema.md" || { echo "column $t.$c undocumented"; exit 1; }
 		done
 	done <objects
