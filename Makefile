@@ -3,6 +3,7 @@
 #   make                 build ./photoidx
 #   make check           unit and CLI tests (TAP; ends with "N passed, N failed")
 #   make check SANITIZE=1   the same tests on an AddressSanitizer + UBSan build
+#   make check-pg        the CLI tests with every catalog on PostgreSQL
 #   make check-valgrind  the same tests with photoidx under valgrind
 #   make stress          the kill -9 test with 200 trials, concurrency, hostile input
 #   make bench           benchmarks (never part of check)
@@ -90,6 +91,12 @@ check: $(BIN) $(UNIT_BINS) $(TOOLS)
 	@PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) BUILD_DIR=$(CURDIR)/$(BUILD) \
 	  SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(UNIT_BINS) tests/cli/t[0-9]*.sh
 
+# make check-pg: the CLI tests again, each script's catalogs on a
+# PostgreSQL cluster of its own (PIX_TEST_BACKEND=pg, tests/cli/lib.sh);
+# the unit tests do not touch a catalog backend.
+check-pg: $(BIN) $(TOOLS)
+	PIX_TEST_BACKEND=pg sh tests/run-tests.sh tests/cli/t[0-9]*.sh
+
 # make check-valgrind: the CLI tests with every photoidx they run through
 # px under valgrind; an error or a definite leak fails the test.  (The unit
 # tests' hostile loops take hours under valgrind: SANITIZE=1 covers them.)
@@ -130,5 +137,5 @@ install: photoidx
 clean:
 	rm -rf build build-san build-fuzz photoidx
 
-.PHONY: all photoidx check check-valgrind stress bench install clean
+.PHONY: all photoidx check check-pg check-valgrind stress bench install clean
 .DELETE_ON_ERROR:
