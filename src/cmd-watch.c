@@ -17,6 +17,12 @@
  *     trusts nothing.
  *  3. SIGINT/SIGTERM end the current rescan (what reached the store is
  *     committed) and the session, with exit status 130.
+ *  4. A PostgreSQL catalog whose connection is lost (the server restarts,
+ *     the network drops) does not end the session: watch connects again,
+ *     for as long as it takes (saying so), and catches up with a full
+ *     rescan of every root, which trusts nothing; the rescan the loss cut
+ *     short lost at most its open batch, and the events that came
+ *     meanwhile are still queued.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "cmd-run.h"
@@ -41,6 +47,35 @@ static void options_clear(WatchOptions *o)
 	pix_run_options_clear(&o->run);
 	pix_walk_options_clear(&o->walk);
 	g_strfreev(o->paths);
+}
+
+/* One pass of the pipeline over cfg->roots, in the session's run. */
+static gboolean run_pass(PixPipelineConfig *cfg, PixStore *writer, gboolean *is_interrupted, GError **error)
+{
+	return pix_store_begin_pass(writer, error) && pix_pipeline_scan(cfg, writer, is_interrupted, error) &&
+	       pix_store_end_pass(writer, error);
+}
+
+/* Invariant 4: after a pass that failed with `error` (set), connects
+ * again and rescans every root while the failure is a lost connection;
+ * TRUE once a pass succeeds (error cleared), FALSE with the error else. */
+static gboolean recover(PixPipelineConfig *cfg, PixStore *writer, char **roots, gboolean *is_interrupted,
+                        GError **error)
+{
+	while (g_error_matches(*error, PIX_STORE_ERROR, PIX_STORE_ERROR_LOST) && pix_pipeline_stop_signal() == 0) {
+		pix_notice("%s: connecting again", (*error)->message);
+		g_clear_error(error);
+		pix_pipeline_clear_stop();
+		if (!pix_store_reconnect(writer, G_MAXUINT, error))
+			return FALSE;
+		cfg->roots = roots;
+		cfg->is_quick = FALSE;
+		cfg->always_list = NULL;
+		pix_info("rescanning every root: what changed while the catalog was away");
+		if (run_pass(cfg, writer, is_interrupted, error))
+			return TRUE;
+	}
+	return FALSE;
 }
 
 int pix_cmd_watch(int argc, char **argv)
@@ -106,6 +141,8 @@ int pix_cmd_watch(int argc, char **argv)
 	cfg.mount_roots = watch_roots;
 	gboolean is_interrupted = FALSE;
 	gboolean is_ok = pix_pipeline_scan(&cfg, writer, &is_interrupted, &error) && pix_store_end_pass(writer, &error);
+	if (!is_ok)
+		is_ok = recover(&cfg, writer, watch_roots, &is_interrupted, &error);
 	PixWatchBatch batch = { 0 };
 	while (is_ok && !is_interrupted && pix_watch_next(watch, &batch)) {
 		cfg.roots = batch.roots;
@@ -113,8 +150,8 @@ int pix_cmd_watch(int argc, char **argv)
 		cfg.always_list = batch.always_list;
 		g_autofree char *first = pix_quote(batch.roots[0]);
 		pix_info("rescanning '%s'%s", first, batch.roots[1] != NULL ? " and more" : "");
-		is_ok = pix_store_begin_pass(writer, &error) && pix_pipeline_scan(&cfg, writer, &is_interrupted, &error) &&
-		        pix_store_end_pass(writer, &error);
+		is_ok = run_pass(&cfg, writer, &is_interrupted, &error) ||
+		        recover(&cfg, writer, watch_roots, &is_interrupted, &error);
 		pix_watch_batch_clear(&batch);
 	}
 	pix_watch_batch_clear(&batch);

@@ -125,7 +125,17 @@ struct PixPgStmt {
 static void set_error(PixPgConn *c, const char *msg, const char *sqlstate)
 {
 	g_free(c->errmsg);
-	c->errmsg = g_strchomp(g_strdup(msg != NULL && *msg ? msg : "PostgreSQL failed"));
+	/* one line: libpq's messages may hold several ("...\n\tThis probably means ...") */
+	GString *m = g_string_new(NULL);
+	for (const char *p = msg != NULL && *msg ? msg : "PostgreSQL failed"; *p != '\0'; p++) {
+		if (g_ascii_isspace(*p)) {
+			if (m->len > 0 && m->str[m->len - 1] != ' ')
+				g_string_append_c(m, ' ');
+		} else {
+			g_string_append_c(m, *p);
+		}
+	}
+	c->errmsg = g_strchomp(g_string_free(m, FALSE));
 	g_strlcpy(c->sqlstate, sqlstate != NULL ? sqlstate : "", sizeof c->sqlstate);
 }
 
@@ -150,6 +160,20 @@ const char *pix_pg_errmsg(PixPgConn *c)
 int pix_pg_errcode(PixPgConn *c)
 {
 	return c->errmsg == NULL ? SQLITE_OK : code_of(c->sqlstate);
+}
+
+const char *pix_pg_sqlstate(PixPgConn *c)
+{
+	return c->errmsg != NULL ? c->sqlstate : "";
+}
+
+gboolean pix_pg_is_lost(PixPgConn *c)
+{
+	const char *s = pix_pg_sqlstate(c);
+	/* class 08: connection exceptions; 57P01-57P03: the server shuts
+	 * down, crashed, or cannot take connections yet */
+	return PQstatus(c->conn) == CONNECTION_BAD || g_str_has_prefix(s, "08") || strcmp(s, "57P01") == 0 ||
+	       strcmp(s, "57P02") == 0 || strcmp(s, "57P03") == 0;
 }
 
 static int conn_failed(PixPgConn *c)

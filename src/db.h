@@ -89,6 +89,8 @@ int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out);
 int pix_pg_exec(PixPgConn *c, const char *sql);
 const char *pix_pg_errmsg(PixPgConn *c);
 int pix_pg_errcode(PixPgConn *c);
+const char *pix_pg_sqlstate(PixPgConn *c);
+gboolean pix_pg_is_lost(PixPgConn *c);
 gint64 pix_pg_changes(PixPgConn *c);
 int pix_pg_in_transaction(PixPgConn *c);
 /* Ids for table's `id` column, taken from its sequence in blocks (one
@@ -153,6 +155,18 @@ static inline int pix_db_errcode(PixDb *db)
 	return db->lite ? sqlite3_errcode(db->lite) : pix_pg_errcode(db->pg);
 }
 /* Rows changed by the last INSERT, UPDATE or DELETE. */
+/* PostgreSQL's SQLSTATE of the last error ("" on SQLite, or none) */
+static inline const char *pix_db_sqlstate(PixDb *db)
+{
+	return db->pg != NULL ? pix_pg_sqlstate(db->pg) : "";
+}
+
+/* The connection to the server is gone (never on SQLite). */
+static inline gboolean pix_db_is_lost(PixDb *db)
+{
+	return db->pg != NULL && pix_pg_is_lost(db->pg);
+}
+
 static inline gint64 pix_db_changes(PixDb *db)
 {
 	return db->lite ? sqlite3_changes(db->lite) : pix_pg_changes(db->pg);

@@ -225,6 +225,11 @@ void pix_request_stop(void)
 	is_stop = 1;
 }
 
+void pix_clear_stop(void)
+{
+	is_stop = 0;
+}
+
 gboolean pix_stop_requested(void)
 {
 	return is_stop != 0;

@@ -83,6 +83,8 @@ gint64 pix_clock_ns(void);
 /* Asks every stage to stop at the next safe point (async-signal-safe). */
 void pix_request_stop(void);
 gboolean pix_stop_requested(void);
+/* Forgets a stop that a failure requested (pix_pipeline_clear_stop()). */
+void pix_clear_stop(void);
 
 /* "12.3 MB" style size, decimal units, the locale's decimal point, an
  * ASCII space: the one size formatter of every command (transfer full). */

@@ -60,6 +60,14 @@ int pix_pipeline_stop_signal(void)
 	return stop_signal;
 }
 
+void pix_pipeline_clear_stop(void)
+{
+	pix_clear_stop();
+	/* a signal that came meanwhile still stops */
+	if (stop_signal != 0)
+		pix_request_stop();
+}
+
 typedef struct {
 	PixWalkConfig cfg;
 	char **roots;

@@ -48,6 +48,10 @@ typedef struct {
  */
 void pix_pipeline_install_signals(void);
 /* The signal that asked for a stop, or 0. */
+/* Forgets the stop a failed run requested, so that the next run goes
+ * on (watch, after connecting to its catalog again); never one a signal
+ * asked for. */
+void pix_pipeline_clear_stop(void);
 int pix_pipeline_stop_signal(void);
 
 /*

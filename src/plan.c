@@ -363,6 +363,25 @@ static void window_clear(Window *w, guint n)
 	g_clear_pointer(&w->inodes, g_hash_table_destroy);
 }
 
+/* fetch_window(), again after connecting again where the catalog's
+ * connection was lost (PostgreSQL: the server restarted): a read is safe
+ * to repeat.  A few times at most. */
+static gboolean fetch_window_again(Plan *p, PixListing **ls, guint n, Window *w)
+{
+	for (guint tries = 1;; tries++) {
+		if (fetch_window(p, ls, n, w))
+			return TRUE;
+		if (tries >= 3 || !g_error_matches(p->error, PIX_STORE_ERROR, PIX_STORE_ERROR_LOST) || pix_stop_requested())
+			return FALSE;
+		pix_notice("%s: connecting again", p->error->message);
+		g_clear_error(&p->error);
+		window_clear(w, n);
+		*w = (Window){ 0 };
+		if (!pix_store_reconnect(p->cfg->catalog, 8, &p->error))
+			return FALSE;
+	}
+}
+
 /* Plans listing `l`, whose rows are dirs[k] of window `w`. */
 static void plan_listing(Plan *p, PixListing *l, Window *w, guint k)
 {
@@ -549,7 +568,7 @@ gboolean pix_plan_run(const PixPlanConfig *cfg, GError **error)
 			for (to = from + 1; to < n && n_entries + ls[to]->entries->len <= PLAN_WINDOW_ENTRIES; to++)
 				n_entries += ls[to]->entries->len;
 			Window w = { 0 };
-			if (p.error == NULL && !pix_stop_requested() && fetch_window(&p, ls + from, to - from, &w)) {
+			if (p.error == NULL && !pix_stop_requested() && fetch_window_again(&p, ls + from, to - from, &w)) {
 				for (guint k = 0; k < to - from && p.error == NULL && !pix_stop_requested(); k++) {
 					plan_listing(&p, ls[from + k], &w, k);
 					p.listing = NULL;

@@ -173,6 +173,64 @@ gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error)
 	return TRUE;
 }
 
+/* Forgets the connection and what it held (see pix_store_reconnect()). */
+static void drop_connection(PixStore *s)
+{
+	for (int i = 0; i < N_STATEMENTS; i++)
+		pix_db_finalize(g_steal_pointer(&s->stmts[i]));
+	g_clear_pointer(&s->db, pix_db_close);
+	s->in_batch = FALSE;
+	memset(s->counts, 0, sizeof s->counts);
+	if (s->dirty != NULL)
+		g_array_set_size(s->dirty, 0);
+	if (s->pg_changes != NULL)
+		g_array_set_size(s->pg_changes, 0);
+	g_hash_table_remove_all(s->volume_ids);
+}
+
+static gboolean connect_again(PixStore *s, GHashTable *locked, GError **error)
+{
+	gint64 version;
+	if (!pix_store_open_pg(s, &version, error))
+		return FALSE;
+	if (s->scan_id > 0 && !pix_store_pg_lock_run(s, error))
+		return FALSE;
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(gint64));
+	GHashTableIter it;
+	gpointer key;
+	g_hash_table_iter_init(&it, locked);
+	while (g_hash_table_iter_next(&it, &key, NULL))
+		g_array_append_val(ids, *(gint64 *)key);
+	return pix_store_pg_lock_volumes(s, ids, error);
+}
+
+gboolean pix_store_reconnect(PixStore *s, guint attempts, GError **error)
+{
+	g_return_val_if_fail(s->db == NULL || pix_db_is_pg(s->db), FALSE);
+	/* the locks this session held, to take again */
+	g_autoptr(GHashTable) locked = s->pg_locked != NULL ? g_steal_pointer(&s->pg_locked)
+	                               : g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	gint64 wait_ms = 500;
+	for (guint n = 1;; n++) {
+		g_autoptr(GError) e = NULL;
+		drop_connection(s);
+		if (connect_again(s, locked, &e)) {
+			pix_notice("catalog '%s': connected again", s->display);
+			return TRUE;
+		}
+		if (n >= attempts || pix_stop_requested()) {
+			g_propagate_error(error, g_steal_pointer(&e));
+			return FALSE;
+		}
+		g_autofree char *of = attempts == G_MAXUINT ? g_strdup_printf("try %u", n)
+		                      : g_strdup_printf("%u of %u", n, attempts);
+		pix_notice("%s; trying again in %.1f s (%s)", e->message, wait_ms / 1000.0, of);
+		for (gint64 t = 0; t < wait_ms && !pix_stop_requested(); t += 100)
+			g_usleep(100 * 1000);
+		wait_ms = MIN(wait_ms * 2, 30000);
+	}
+}
+
 /* Steps `id` to its end: its first column's last value in *out (if not NULL). */
 static gboolean run_stmt(PixStore *s, StatementId id, gint64 *out, GError **error)
 {

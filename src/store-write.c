@@ -18,6 +18,12 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+/* Times a transaction the server rolled back for a deadlock is run again
+ * (batch_retry(), pix_store_begin_scan()), and the attempts to connect
+ * again for a batch. */
+#define BATCH_RETRIES 5
+#define RECONNECT_ATTEMPTS 8
+
 static gboolean begin_batch(PixStore *s, GError **error)
 {
 	if (s->in_batch)
@@ -718,7 +724,7 @@ static gboolean lock_known_volumes(PixStore *s, char **roots, GError **error)
 	return pix_store_pg_lock_volumes(s, ids, error);
 }
 
-gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GError **error)
+static gboolean begin_scan(PixStore *s, const char *command, char **roots, GError **error)
 {
 	g_autoptr(GString) display = g_string_new(NULL);
 	gint64 now = pix_store_now();
@@ -828,6 +834,22 @@ gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GE
 fail:
 	rollback_batch(s);
 	return FALSE;
+}
+
+/* Two hosts that begin runs at once update the same volumes' rows: a
+ * deadlock between them rolls one back, which begins again. */
+gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GError **error)
+{
+	for (guint n = 1;; n++) {
+		if (begin_scan(s, command, roots, error))
+			return TRUE;
+		if (n >= BATCH_RETRIES || !g_error_matches(*error, PIX_STORE_ERROR, PIX_STORE_ERROR_RETRY))
+			return FALSE;
+		pix_notice("%s: beginning the run again (%u of %u)", (*error)->message, n, BATCH_RETRIES);
+		g_clear_error(error);
+		s->scan_id = 0;
+		g_usleep((gulong)g_random_int_range(10, 50) * 1000 * n);
+	}
 }
 
 /* The end of the run in its scans row (and, when 'done', the roots). */
@@ -1573,6 +1595,11 @@ const GArray *pix_store_write_rates(PixStore *s)
  * not break up the batch's stream of inserts (on PostgreSQL each read
  * ends a COPY and waits a round trip).  Those with a candidate are
  * deferred, the others written.
+ *
+ * Every item written into the open batch is kept (`written`) until it
+ * commits: on PostgreSQL, a batch the server rolled back (a deadlock
+ * with another host, a serialization failure) or lost with its
+ * connection is written again from them (batch_retry()).
  */
 typedef struct {
 	guint batch_items;
@@ -1584,20 +1611,35 @@ typedef struct {
 	GPtrArray *looking;     /* PixItem (owned), in arrival order */
 	GPtrArray *adds;        /* deferred: PixItem (owned) */
 	GPtrArray *missing;     /* deferred: PixItem (owned) */
+	GPtrArray *written;     /* PixItem (owned), written into the open
+	                           batch, in order */
 } Batch;
+
+
+/* Drops the NULLs of `a` (items taken out of it), keeping the order. */
+static void compact(GPtrArray *a)
+{
+	guint k = 0;
+	for (guint i = 0; i < a->len; i++)
+		if (a->pdata[i] != NULL)
+			a->pdata[k++] = a->pdata[i];
+	a->len = k;
+}
 
 static guint batch_len(const Batch *b)
 {
 	return b->n_items + b->looking->len;
 }
 
-/* Writes `item` into the open batch (`candidates`, `is_looked`: see store_put()). */
+/* Writes `item` (transfer full) into the open batch (`candidates`,
+ * `is_looked`: see store_put()). */
 static gboolean batch_write(PixStore *s, Batch *b, PixItem *item, GHashTable *candidates, gboolean is_looked,
                             GError **error)
 {
 	gint64 t0 = g_get_monotonic_time();
 	if (batch_len(b) == 0)
 		b->start_us = t0;
+	g_ptr_array_add(b->written, item);
 	if (!store_put(s, item, candidates, is_looked, error))
 		return FALSE;
 	b->n_items++;
@@ -1609,6 +1651,7 @@ static gboolean batch_write(PixStore *s, Batch *b, PixItem *item, GHashTable *ca
 static gboolean settle_looking(PixStore *s, Batch *b, GError **error)
 {
 	g_autoptr(GHashTable) candidates = NULL;
+	compact(b->looking);    /* a failed batch_write() left its item out */
 	if (b->looking->len == 0)
 		return TRUE;
 	gint64 t0 = g_get_monotonic_time();
@@ -1621,10 +1664,65 @@ static gboolean settle_looking(PixStore *s, Batch *b, GError **error)
 			b->looking->pdata[i] = NULL;
 			continue;
 		}
+		b->looking->pdata[i] = NULL;
 		ok = batch_write(s, b, item, NULL, TRUE, error);
 	}
+	if (!ok)
+		return FALSE;   /* what is left, settled with the next commit */
 	g_ptr_array_set_size(b->looking, 0);
-	return ok;
+	return TRUE;
+}
+
+/* Accounts for the batch just committed (begun at t0, when the catalog
+ * had n_new new rows) and empties it. */
+static void batch_committed(PixStore *s, Batch *b, gint64 n_new, gint64 t0)
+{
+	gint64 now = g_get_monotonic_time();
+	account_batch(s, b->n_items, n_new, b->busy_us + (now - t0), now - b->last_commit_us);
+	b->last_commit_us = now;
+	b->busy_us = 0;
+	b->n_items = 0;
+	g_ptr_array_set_size(b->written, 0);
+}
+
+/*
+ * After a write or the commit of the open batch failed with `error`:
+ * where the server rolled the batch back for a deadlock or a
+ * serialization failure (PIX_STORE_ERROR_RETRY), or the connection is
+ * gone (PIX_STORE_ERROR_LOST; connected again first), writes the batch
+ * again from its items and commits it, at most BATCH_RETRIES times,
+ * saying so.  The catalog is then as it was when the batch began, and
+ * plan's decisions hold as they did: a new file's moved row is looked for
+ * again.  TRUE: committed, error cleared.
+ */
+static gboolean batch_retry(PixStore *s, Batch *b, GError **error)
+{
+	for (guint n = 1; n <= BATCH_RETRIES; n++) {
+		gboolean is_lost = g_error_matches(*error, PIX_STORE_ERROR, PIX_STORE_ERROR_LOST);
+		if ((!is_lost && !g_error_matches(*error, PIX_STORE_ERROR, PIX_STORE_ERROR_RETRY)) ||
+		    pix_stop_requested())
+			return FALSE;
+		pix_notice("%s: writing its batch of %u items again (%u of %u)", (*error)->message, b->written->len, n,
+		         BATCH_RETRIES);
+		g_clear_error(error);
+		rollback_batch(s);
+		if (is_lost && !pix_store_reconnect(s, RECONNECT_ATTEMPTS, error))
+			return FALSE;
+		/* the other side of a deadlock goes first */
+		g_usleep((gulong)g_random_int_range(10, 50) * 1000 * n);
+		gint64 t0 = g_get_monotonic_time();
+		gint64 n_new = s->counts[PIX_N_NEW];
+		b->n_items = 0;
+		b->busy_us = 0;
+		gboolean ok = TRUE;
+		for (guint i = 0; i < b->written->len && ok; i++, b->n_items++)
+			ok = store_put(s, g_ptr_array_index(b->written, i), NULL, FALSE, error);
+		if (ok && pix_store_commit(s, error)) {
+			batch_committed(s, b, n_new, t0);
+			return TRUE;
+		}
+	}
+	return FALSE;
 }
 
 /* Commits the batch when it is full or old enough (or `is_final`). */
@@ -1641,11 +1739,7 @@ static gboolean batch_maybe_commit(PixStore *s, Batch *b, gboolean is_final, GEr
 	gint64 n_new = s->counts[PIX_N_NEW];
 	if (!pix_store_commit(s, error))
 		return FALSE;
-	gint64 now = g_get_monotonic_time();
-	account_batch(s, b->n_items, n_new, b->busy_us + (now - t0), now - b->last_commit_us);
-	b->last_commit_us = now;
-	b->busy_us = 0;
-	b->n_items = 0;
+	batch_committed(s, b, n_new, t0);
 	return TRUE;
 }
 
@@ -1660,9 +1754,7 @@ static gboolean batch_put(PixStore *s, Batch *b, PixItem *item, GError **error)
 		g_ptr_array_add(b->missing, item);
 	} else {
 		/* no row can be the file of a new one here: looked for, none */
-		gboolean ok = batch_write(s, b, item, NULL, TRUE, error);
-		pix_item_free(item);
-		if (!ok)
+		if (!batch_write(s, b, item, NULL, TRUE, error))
 			return FALSE;
 	}
 	return batch_maybe_commit(s, b, FALSE, error);
@@ -1678,10 +1770,14 @@ static gboolean put_deferred(PixStore *s, Batch *b, GError **error)
 		return FALSE;
 	GPtrArray *lists[] = { b->adds, b->missing };
 	for (guint l = 0; l < G_N_ELEMENTS(lists); l++) {
-		for (guint i = 0; i < lists[l]->len; i++)
-			if (!batch_write(s, b, g_ptr_array_index(lists[l], i), candidates, TRUE, error) ||
-			    !batch_maybe_commit(s, b, FALSE, error))
+		for (guint i = 0; i < lists[l]->len; i++) {
+			PixItem *item = g_ptr_array_index(lists[l], i);
+			if (item == NULL)
+				continue;       /* written before a batch_retry() */
+			lists[l]->pdata[i] = NULL;
+			if (!batch_write(s, b, item, candidates, TRUE, error) || !batch_maybe_commit(s, b, FALSE, error))
 				return FALSE;
+		}
 		g_ptr_array_set_size(lists[l], 0);
 	}
 	return TRUE;
@@ -1696,7 +1792,8 @@ gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 
 	Batch b = { .batch_items = batch_items, .batch_us = batch_us, .last_commit_us = g_get_monotonic_time(),
 	            .looking = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free),
 	            .adds = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free),
-	            .missing = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free) };
+	            .missing = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free),
+	            .written = g_ptr_array_new_with_free_func((GDestroyNotify)pix_item_free) };
 
 	for (;;) {
 		gboolean is_timeout = FALSE;
@@ -1719,6 +1816,8 @@ gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 
 			                              : batch_put(s, &b, item, error);
 			if (is_ok && b.adds->len + b.missing->len >= MAX_DEFERRED)
 				is_ok = put_deferred(s, &b, error);
+			if (!is_ok)
+				is_ok = batch_retry(s, &b, error);
 			if (!is_ok) {
 				/* a look-up that failed leaves the batch open: what it
 				 * holds is not committed with the run's end */
@@ -1728,8 +1827,11 @@ gboolean pix_store_consume(PixStore *s, PixQueue *in, guint batch_items, gint64 
 			}
 		}
 	}
-	if (!is_failed)
-		is_failed = !put_deferred(s, &b, error) || !batch_maybe_commit(s, &b, TRUE, error);
+	while (!is_failed && !(put_deferred(s, &b, error) && batch_maybe_commit(s, &b, TRUE, error)))
+		is_failed = !batch_retry(s, &b, error);
+	if (is_failed)
+		rollback_batch(s);
+	g_ptr_array_free(b.written, TRUE);
 	g_ptr_array_free(b.looking, TRUE);
 	g_ptr_array_free(b.adds, TRUE);
 	g_ptr_array_free(b.missing, TRUE);

@@ -361,6 +361,10 @@ void pix_store_sqlite_error(GError **error, PixStore *s, int rc, const char *wha
 	default:
 		code = PIX_STORE_ERROR_FAILED;
 	}
+	if (pix_db_is_lost(s->db))
+		code = PIX_STORE_ERROR_LOST;
+	else if (strcmp(pix_db_sqlstate(s->db), "40P01") == 0 || strcmp(pix_db_sqlstate(s->db), "40001") == 0)
+		code = PIX_STORE_ERROR_RETRY;
 	const char *q = s->display;
 	const char *msg = code == PIX_STORE_ERROR_FULL ? "the disk is full" : pix_db_errmsg(s->db);
 	/* what to do about it, in one sentence */

@@ -35,6 +35,11 @@ typedef enum {
 	PIX_STORE_ERROR_FULL,      /* disk or database full */
 	PIX_STORE_ERROR_CORRUPT,   /* SQLITE_CORRUPT / SQLITE_NOTADB */
 	PIX_STORE_ERROR_FAILED,    /* any other SQLite failure */
+	PIX_STORE_ERROR_RETRY,     /* PostgreSQL: a deadlock or serialization
+	                              failure rolled the transaction back;
+	                              the same work again may succeed */
+	PIX_STORE_ERROR_LOST,      /* PostgreSQL: the connection is gone
+	                              (pix_store_reconnect()) */
 } PixStoreError;
 
 typedef enum {
@@ -101,6 +106,13 @@ char *pix_store_shown(const char *path);
 char *pix_store_display(const char *path);
 /* Closes it; an open batch is rolled back (never half-committed).  Accepts NULL. */
 void pix_store_free(PixStore *s);
+/* PostgreSQL: a new connection in place of one that is gone
+ * (PIX_STORE_ERROR_LOST), with what the session held: the open batch is
+ * lost (rolled back by the server), the run's and the volumes' locks are
+ * taken again.  Tries `attempts` times, waiting 0.5 s, 1 s, 2 s ... (at
+ * most 30 s) between tries and saying so; FALSE with the last error, or
+ * at once when a stop is requested. */
+gboolean pix_store_reconnect(PixStore *s, guint attempts, GError **error);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixStore, pix_store_free)
 
 /* The paths that live beside the catalog (-wal, -shm, -journal, lock),

@@ -13,6 +13,8 @@
 #                               there), for one test: $PG_URI/NAME
 #   pg_q NAME [SQL]             SQL on database NAME (else from stdin), one
 #                               row per line, fields split by '|', as q does
+#   pg_restart                  restart the cluster (pg_ctl restart -m
+#                               fast: every connection is cut)
 #   pg_statements               the statements the server has logged so far
 #                               (a connection with log_statement = all:
 #                               "$uri?options=-c%20log_statement%3Dall")
@@ -79,6 +81,10 @@ pg_q() {
 	else
 		sh "$PG_SH" psql "$PG_DIR" "$name" -A -t -q
 	fi
+}
+
+pg_restart() {
+	sh "$PG_SH" restart "$PG_DIR"
 }
 
 pg_statements() {

@@ -17,6 +17,9 @@
 #                                    first); prints its URI
 #   pg.sh psql DIR NAME [ARGS...]    psql on database NAME, as postgres,
 #                                    over the socket (-X, ON_ERROR_STOP)
+#   pg.sh restart DIR                restart it (pg_ctl restart -m fast:
+#                                    every client's connection is cut), on
+#                                    the same port
 #   pg.sh stop DIR                   stop it at once (-m immediate) and
 #                                    remove DIR
 #
@@ -283,6 +286,14 @@ run_psql() {
 	exec "$psql" -X -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d "$name" "$@"
 }
 
+restart() {
+	[ $# -eq 1 ] || usage
+	setup
+	need_cluster "$1"
+	as_pg "$pg_ctl" restart -D "$dir/data" -l "$dir/log" -m fast -w -t 30 -s >/dev/null ||
+		die "the server did not restart (log: $dir/log)"
+}
+
 stop() {
 	[ $# -eq 1 ] || usage
 	setup
@@ -297,7 +308,7 @@ check() {
 }
 
 usage() {
-	echo "usage: pg.sh check | start DIR [LISTEN_ADDR] | createdb DIR NAME | psql DIR NAME [ARGS...] | stop DIR" >&2
+	echo "usage: pg.sh check | start DIR [LISTEN_ADDR] | createdb DIR NAME | psql DIR NAME [ARGS...] | restart DIR | stop DIR" >&2
 	exit 64
 }
 
@@ -306,6 +317,7 @@ check) check ;;
 start) shift; start "$@" ;;
 createdb) shift; createdb "$@" ;;
 psql) shift; run_psql "$@" ;;
+restart) shift; restart "$@" ;;
 stop) shift; stop "$@" ;;
 *) usage ;;
 esac
