@@ -141,6 +141,10 @@ typedef struct {
  * set when it connects): a path, a device and an inode are this host's. */
 int pix_store_prepare(PixStore *s, const char *sql, PixStmt **out);
 PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error);
+/* Prepares every statement of the table that s's backend runs (*n of
+ * them): a dialect mistake fails here, not at the first run that reaches
+ * the statement (tests/unit/test-store.c, on both backends). */
+gboolean pix_store_prepare_all(PixStore *s, guint *n, GError **error);
 gint64 pix_store_now(void);
 gboolean pix_store_check(PixStore *s);
 gboolean pix_store_is_full_errno(int err);

@@ -271,9 +271,29 @@ gboolean pix_store_pg_before_commit(PixStore *s, GError **error)
 	return run_stmt(s, ST_SEQ_ASSIGN, NULL, error) && run_stmt(s, ST_SEQ_NOTIFY, NULL, error);
 }
 
-/* Takes session lock (key, id): at once, else (unless is_no_wait) after
- * saying why it waits. */
-static gboolean take_lock(PixStore *s, int key, gint64 id, const char *waiting, GError **error)
+/* The run that holds session lock (key, id), as "(pid N) on host 'H'"
+ * (its scans row: the session that holds a run's lock holds the volume
+ * locks of that run), or NULL when none is found. */
+static char *lock_holder(PixStore *s, int key, gint64 id)
+{
+	g_autofree char *sql = g_strdup_printf(
+		"SELECT s.pid, s.host FROM pg_locks v JOIN pg_locks r ON r.pid = v.pid AND r.locktype = 'advisory'"
+		" AND r.classid = %d AND r.objsubid = 2 AND r.granted JOIN scans s ON s.id = r.objid::bigint"
+		" WHERE v.locktype = 'advisory' AND v.classid = %d AND v.objid = %d AND v.objsubid = 2 AND v.granted"
+		" ORDER BY s.id DESC LIMIT 1", PIX_PG_LOCK_RUN, key, (int)id);
+	g_autoptr(PixStmt) st = NULL;
+	if (pix_store_prepare(s, sql, &st) != SQLITE_OK || pix_db_step(st) != SQLITE_ROW ||
+	    pix_db_column_type(st, 0) == SQLITE_NULL)
+		return NULL;
+	const char *host = (const char *)pix_db_column_text(st, 1);
+	return g_strdup_printf("(pid %" G_GINT64_FORMAT ") on host '%s'", pix_db_column_int64(st, 0),
+	                       host != NULL ? host : "unknown");
+}
+
+/* Takes session lock (key, id) of `what` ("volume 3"): at once, else
+ * (unless is_no_wait) after saying who holds it, as SQLite's lock file
+ * does. */
+static gboolean take_lock(PixStore *s, int key, gint64 id, const char *what, GError **error)
 {
 	g_autofree char *try_sql = g_strdup_printf("SELECT pg_try_advisory_lock(%d, %d)", key, (int)id);
 	gboolean has_row;
@@ -282,18 +302,22 @@ static gboolean take_lock(PixStore *s, int key, gint64 id, const char *waiting, 
 		return FALSE;
 	if (is_taken)
 		return TRUE;
+	g_autofree char *holder = lock_holder(s, key, id);
 	if (s->is_no_wait) {
-		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_LOCKED, "catalog '%s': %s", s->display, waiting);
+		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_LOCKED,
+		            "catalog '%s' is in use by another photoidx %s, writing %s (it holds its lock)", s->display,
+		            holder != NULL ? holder : "(pid unknown)", what);
 		return FALSE;
 	}
-	pix_notice("catalog '%s': %s; waiting", s->display, waiting);
+	pix_notice("waiting for another photoidx %s to finish with %s of catalog '%s'",
+	           holder != NULL ? holder : "(pid unknown)", what, s->display);
 	g_autofree char *wait_sql = g_strdup_printf("SELECT pg_advisory_lock(%d, %d)", key, (int)id);
 	return query_one(s, wait_sql, "cannot take a lock", &has_row, &is_taken, error);
 }
 
 gboolean pix_store_pg_lock_run(PixStore *s, GError **error)
 {
-	return take_lock(s, PIX_PG_LOCK_RUN, s->scan_id, "its run is locked", error);
+	return take_lock(s, PIX_PG_LOCK_RUN, s->scan_id, "its run", error);
 }
 
 gboolean pix_store_pg_lock_volumes(PixStore *s, const GArray *volume_ids, GError **error)
@@ -304,9 +328,8 @@ gboolean pix_store_pg_lock_volumes(PixStore *s, const GArray *volume_ids, GError
 		gint64 id = g_array_index(volume_ids, gint64, i);
 		if (g_hash_table_contains(s->pg_locked, &id))
 			continue;       /* held already (locked before the run began) */
-		g_autofree char *waiting = g_strdup_printf("another scanner or watcher is writing volume %" G_GINT64_FORMAT
-		                                           " (it holds the volume's lock)", id);
-		if (!take_lock(s, PIX_PG_LOCK_VOLUME, id, waiting, error))
+		g_autofree char *what = g_strdup_printf("volume %" G_GINT64_FORMAT, id);
+		if (!take_lock(s, PIX_PG_LOCK_VOLUME, id, what, error))
 			return FALSE;
 		g_hash_table_add(s->pg_locked, g_memdup2(&id, sizeof id));
 	}

@@ -437,6 +437,22 @@ PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error)
 }
 
 /* Binds path bytes: TEXT when valid UTF-8, BLOB otherwise (schema rule). */
+gboolean pix_store_prepare_all(PixStore *s, guint *n, GError **error)
+{
+	*n = 0;
+	for (int id = 0; id < N_STATEMENTS; id++) {
+		const char *sql = pix_db_is_pg(s->db) && statement_pg[id] != NULL ? statement_pg[id] : statement_sql[id];
+		if (sql == NULL)
+			continue;       /* the other backend's alone */
+		if (pix_store_stmt(s, (StatementId)id, error) == NULL) {
+			g_prefix_error(error, "statement %d of the table: ", id);
+			return FALSE;
+		}
+		(*n)++;
+	}
+	return TRUE;
+}
+
 void pix_store_bind_path(PixStmt *st, int i, const char *bytes)
 {
 	gsize len = strlen(bytes);

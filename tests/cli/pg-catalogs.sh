@@ -35,9 +35,9 @@ db_name() {
 }
 
 psql_on() {
-	n=$1
+	on=$1
 	shift
-	PGOPTIONS="-c client_min_messages=warning" sh "$PG_SH" psql "$D" "$n" "$@"
+	PGOPTIONS="-c client_min_messages=warning" sh "$PG_SH" psql "$D" "$on" "$@"
 }
 
 # made NAME: makes the database once; two processes that race for it

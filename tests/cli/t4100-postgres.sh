@@ -168,7 +168,7 @@ test_expect_success 'a scanner holds its volume: --no-wait fails while another h
 	{ sh "$PG_SH" psql "$PG_DIR" cat -c "SELECT pg_advisory_lock(20555, $vol)" -c "SELECT pg_sleep(3)" >/dev/null 2>&1 & } &&
 	sleep 1 &&
 	test_expect_code 2 px scan --db "$PG" --no-wait lib 2>err &&
-	grep -q "another scanner or watcher is writing volume $vol" err &&
+	grep -q "is in use by another photoidx (pid unknown), writing volume $vol (it holds its lock)" err &&
 	start=$(date +%s) && px scan --db "$PG" lib 2>err && end=$(date +%s) &&
 	grep -q "waiting" err && test $((end - start)) -ge 1
 '

@@ -22,6 +22,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "log.h"
 #include "store.h"
+#include "store-int.h"
 #include "testlib.h"
 
 #include <math.h>
@@ -240,6 +241,45 @@ static void test_create_new_catalog(void)
 	pix_store_free(r);
 	pix_store_free(w);
 	assert_integrity(path);
+}
+
+/* Every statement of the table prepares on the catalog's backend: on
+ * SQLite here; on PostgreSQL when PIX_TEST_PG_URI names an empty
+ * database (t4103 runs this test so). */
+static void prepare_all_on(const char *path)
+{
+	g_autoptr(GError) error = NULL;
+	PixStore *w = open_ok(path, PIX_STORE_WRITE);
+	guint n = 0;
+	gboolean ok = pix_store_prepare_all(w, &n, &error);
+	g_assert_no_error(error);
+	g_assert_true(ok);
+	g_assert_cmpuint(n, >, 30);
+	if (g_test_verbose())
+		g_printerr("%u statements prepared on %s\n", n, path);
+	/* a reader's connection takes them too (those it may run) */
+	pix_store_free(w);
+	PixStore *r = open_ok(path, PIX_STORE_READ);
+	ok = pix_store_prepare_all(r, &n, &error);
+	g_assert_no_error(error);
+	g_assert_true(ok);
+	pix_store_free(r);
+}
+
+static void test_every_statement_prepares(void)
+{
+	g_autofree char *path = new_catalog_path();
+	prepare_all_on(path);
+}
+
+static void test_every_statement_prepares_pg(void)
+{
+	const char *uri = g_getenv("PIX_TEST_PG_URI");
+	if (uri == NULL || *uri == '\0') {
+		g_test_skip("PIX_TEST_PG_URI is not set (t4103-pg-statements.sh sets it)");
+		return;
+	}
+	prepare_all_on(uri);
 }
 
 static void test_companion_paths(void)
@@ -1307,6 +1347,8 @@ int main(int argc, char **argv)
 	pix_test_init(&argc, &argv);
 	g_test_add_func("/store/create-new-catalog", test_create_new_catalog);
 	g_test_add_func("/store/companion-paths", test_companion_paths);
+	g_test_add_func("/store/every-statement-prepares", test_every_statement_prepares);
+	g_test_add_func("/store/every-statement-prepares-pg", test_every_statement_prepares_pg);
 	g_test_add_func("/store/second-writer-locked", test_second_writer_locked);
 	g_test_add_func("/store/newer-schema-refused", test_newer_schema_refused);
 	g_test_add_func("/store/foreign-database-refused", test_foreign_database_refused);
