@@ -5,19 +5,65 @@
 # file does.
 . "$(dirname "$0")/lib.sh"
 
+# Until pg-catalogs.sh is fixed (reported to the lead): its rm drops the
+# database but keeps its "made" mark (drop() uses $n after psql_on has
+# set n=postgres), so the next --db of that path finds no database.
+# Forget the mark here too.
+if backend_is pg; then
+	catalog_rm() {
+		sh "$PIX_PGC" rm "$@" &&
+		for c do rm -rf "$PIX_PGC_TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
+	}
+fi
+
 # the caller's own settings must not leak in
 unset PHOTOIDX_DB XDG_CONFIG_HOME
 DEFAULT_DB="$XDG_DATA_HOME/photoidx/catalog.db"
 
+# unhex: each line of hex digits as the text it encodes (a path column
+# read through hex(), which is the same whether PostgreSQL's column is
+# bytea or text, and on SQLite)
+unhex() {
+	while read -r h; do
+		printf '%s' "$h" | xxd -r -p
+		echo
+	done
+}
+
 # the base names in the catalog $DB, sorted, on one line
 names() {
-	q "select name from files order by name" | tr "\n" " " | sed "s/ $//"
+	q "select hex(name) from files order by name" | unhex | tr "\n" " " | sed "s/ $//"
 }
 
 # how many scans the catalog named by the configuration file in ~/.config
-# has recorded
+# has recorded (an SQLite file on either backend: the configuration names
+# a file)
 config_scans() {
 	sqlite3 -batch "$HOME/cat/photos.db" "select count(*) from scans"
+}
+
+# env_db PATH: what PHOTOIDX_DB takes for the catalog PATH on this backend
+# (PATH itself on SQLite, its postgresql:// URI on PostgreSQL)
+env_db() {
+	catalog_uri "$1"
+}
+
+# catalog_made PATH: a catalog is at PATH (photoidx made it: it has a
+# scans table)
+catalog_made() {
+	if backend_is sqlite; then
+		test -f "$1"
+	else
+		test "$(qdb "$1" "select count(*) from information_schema.tables where table_name = 'scans'")" = 1
+	fi
+}
+
+# no_catalog PATH: nothing made the catalog PATH (and no file there)
+no_catalog() {
+	test ! -e "$1" &&
+	if backend_is pg; then
+		test "$(qdb "$1" "select count(*) from information_schema.tables where table_schema = 'public'")" = 0
+	fi
 }
 
 # write_config DIR: stdin becomes DIR/photoidx/config
@@ -36,14 +82,15 @@ test_expect_success 'setup: a small library' '
 '
 
 test_expect_success 'PHOTOIDX_DB names the catalog of scan and ls' '
-	PHOTOIDX_DB="$TRASH/env.db" px scan -q lib &&
-	test -f env.db &&
+	PHOTOIDX_DB=$(env_db "$TRASH/env.db") px scan -q lib &&
+	catalog_made "$TRASH/env.db" &&
 	test ! -e "$DEFAULT_DB" &&
-	PHOTOIDX_DB="$TRASH/env.db" px ls >out &&
+	PHOTOIDX_DB=$(env_db "$TRASH/env.db") px ls >out &&
 	grep -q "/lib/a.jpg$" out &&
 	grep -q "/lib/sub/b.jpg$" out
 '
 
+test_sqlite_only 'a relative PHOTOIDX_DB is a file path (a catalog on PostgreSQL is a URI)'
 test_expect_success 'a relative PHOTOIDX_DB is relative to the current directory' '
 	mkdir -p here &&
 	(cd here && PHOTOIDX_DB=rel.db px scan -q ../lib) &&
@@ -53,15 +100,16 @@ test_expect_success 'a relative PHOTOIDX_DB is relative to the current directory
 '
 
 test_expect_success '--db beats PHOTOIDX_DB' '
-	PHOTOIDX_DB="$TRASH/not-this.db" px scan -q --db "$TRASH/opt.db" lib &&
-	test -f opt.db &&
-	test ! -e not-this.db &&
-	PHOTOIDX_DB="$TRASH/not-this.db" px ls --db "$TRASH/opt.db" | grep -q "/lib/a.jpg$" &&
-	test ! -e not-this.db &&
-	PHOTOIDX_DB="$TRASH/this.db" px scan -q lib &&
-	test -f this.db
+	PHOTOIDX_DB=$(env_db "$TRASH/not-this.db") px scan -q --db "$TRASH/opt.db" lib &&
+	catalog_made "$TRASH/opt.db" &&
+	no_catalog "$TRASH/not-this.db" &&
+	PHOTOIDX_DB=$(env_db "$TRASH/not-this.db") px ls --db "$TRASH/opt.db" | grep -q "/lib/a.jpg$" &&
+	no_catalog "$TRASH/not-this.db" &&
+	PHOTOIDX_DB=$(env_db "$TRASH/this.db") px scan -q lib &&
+	catalog_made "$TRASH/this.db"
 '
 
+test_sqlite_only 'the [catalog] path of the configuration file is an absolute file path or ~/: an SQLite file'
 test_expect_success 'the configuration file in ~/.config names the catalog, with ~/ expanded' '
 	write_config "$HOME/.config" <<-\EOF &&
 	# the catalog lives in the home directory
@@ -76,17 +124,27 @@ test_expect_success 'the configuration file in ~/.config names the catalog, with
 '
 
 test_expect_success 'PHOTOIDX_DB beats the configuration file' '
-	PHOTOIDX_DB="$TRASH/env2.db" px scan -q lib &&
-	test -f env2.db &&
-	test "$(config_scans)" = 1
+	write_config "$HOME/.config" <<-\EOF &&
+	[catalog]
+	path=~/cat/photos.db
+	EOF
+	PHOTOIDX_DB=$(env_db "$TRASH/env2.db") px scan -q lib &&
+	catalog_made "$TRASH/env2.db" &&
+	if backend_is sqlite; then
+		test "$(config_scans)" = 1
+	else
+		test ! -e "$HOME/cat/photos.db"
+	fi
 '
 
+test_sqlite_only 'the catalog is the path the configuration file names, an SQLite file'
 test_expect_success 'an empty PHOTOIDX_DB is ignored: the configuration file decides' '
 	PHOTOIDX_DB= px scan -q lib &&
 	test "$(config_scans)" = 2 &&
 	test ! -e "$DEFAULT_DB"
 '
 
+test_sqlite_only 'the catalog is the path the configuration file names, an SQLite file'
 test_expect_success 'XDG_CONFIG_HOME moves the configuration file' '
 	write_config "$TRASH/cfg" <<-\EOF &&
 	[catalog]
@@ -96,6 +154,7 @@ test_expect_success 'XDG_CONFIG_HOME moves the configuration file' '
 	test -f "$HOME/xdg.db"
 '
 
+test_sqlite_only 'the catalog is the path the configuration file names, an SQLite file'
 test_expect_success 'a relative XDG_CONFIG_HOME is ignored (~/.config is used)' '
 	write_config rel <<-\EOF &&
 	this is not a key file
@@ -107,6 +166,7 @@ test_expect_success 'a relative XDG_CONFIG_HOME is ignored (~/.config is used)' 
 	test ! -e "$DEFAULT_DB"
 '
 
+test_sqlite_only 'the default catalog is an SQLite file under the data directory'
 test_expect_success 'a relative XDG_DATA_HOME is ignored: the default catalog is under ~/.local/share' '
 	mkdir -p plain && mkfix jpeg plain/a.jpg && age plain &&
 	mkdir elsewhere h2 && cd elsewhere &&
@@ -122,10 +182,10 @@ test_expect_success 'the configuration excludes skip files, with the defaults, -
 	EOF
 	XDG_CONFIG_HOME="$TRASH/ex" px scan -q --db "$DB" lib &&
 	test "$(names)" = "a.jpg b.jpg" &&
-	rm -f "$DB"* &&
+	catalog_rm "$DB" &&
 	XDG_CONFIG_HOME="$TRASH/ex" px scan -q --db "$DB" --no-default-excludes -x b.jpg lib &&
 	test "$(names)" = "a.jpg" &&
-	rm -f "$DB"* &&
+	catalog_rm "$DB" &&
 	px scan -q --db "$DB" --no-default-excludes lib &&
 	test "$(q "select count(*) from files where name in ('\''junk.tmp'\'', '\''Thumbs.db'\'')")" = 2
 '
@@ -138,7 +198,7 @@ test_expect_success 'a configuration file that does not parse: one line naming i
 	XDG_CONFIG_HOME="$TRASH/bad" test_expect_code 64 px scan --db "$TRASH/never.db" lib 2>err &&
 	test "$(wc -l <err)" = 1 &&
 	grep -q "^photoidx: cannot read .$TRASH/bad/photoidx/config.: " err &&
-	test ! -e never.db &&
+	no_catalog "$TRASH/never.db" &&
 	XDG_CONFIG_HOME="$TRASH/bad" test_expect_code 64 px ls 2>err &&
 	test "$(wc -l <err)" = 1 &&
 	grep -q "^photoidx: cannot read .$TRASH/bad/photoidx/config.: " err &&
@@ -182,9 +242,9 @@ test_expect_success 'a missing configuration file is silent' '
 	test ! -s err &&
 	test -f "$DEFAULT_DB" &&
 	mkdir -p "$TRASH/empty/photoidx" &&
-	XDG_CONFIG_HOME="$TRASH/empty" PHOTOIDX_DB="$TRASH/env3.db" px scan -q lib 2>err &&
+	XDG_CONFIG_HOME="$TRASH/empty" PHOTOIDX_DB=$(env_db "$TRASH/env3.db") px scan -q lib 2>err &&
 	test ! -s err &&
-	test -f env3.db
+	catalog_made "$TRASH/env3.db"
 '
 
 test_done

@@ -4,6 +4,27 @@
 # real pixel size, the summary and the default catalog location.
 . "$(dirname "$0")/lib.sh"
 
+# Until pg-catalogs.sh is fixed (reported to the lead): its rm drops the
+# database but keeps its "made" mark (drop() uses $n after psql_on has
+# set n=postgres), so the next --db of that path finds no database.
+# Forget the mark here too.
+if backend_is pg; then
+	catalog_rm() {
+		sh "$PIX_PGC" rm "$@" &&
+		for c do rm -rf "$PIX_PGC_TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
+	}
+fi
+
+# unhex: each line of hex digits as the bytes it encodes (a path column
+# read through hex(), the same on SQLite and on PostgreSQL, whose path
+# columns are bytea or text)
+unhex() {
+	while read -r h; do
+		printf '%s' "$h" | xxd -r -p
+		echo
+	done
+}
+
 mk_library() {
 	mkdir -p lib/2023/trip lib/2024 lib/.thumbnails lib/@eaDir
 	mkfix jpeg lib/2023/trip/IMG_0001.JPG --width 64 --height 48 --exif-size 4000,3000 \
@@ -45,10 +66,11 @@ test_expect_success 'scan indexes every regular file and exits 0' '
 
 test_expect_success 'every MD5 equals md5sum (32 lowercase hex digits)' '
 	(cd lib && find 2023 2024 -type f -exec md5sum {} + | sort -k2) >expect &&
-	q "select md5 || '\''  '\'' || substr(path, length('\''$TRASH/lib/'\'') + 1) from file_info" |
-		sort -k2 >actual &&
+	q "select hex(path) from file_info order by id" | unhex >paths &&
+	q "select md5 from file_info order by id" >md5s &&
+	paste -d " " md5s paths | sed "s|^\([^ ]*\) $TRASH/lib/|\1  |" | sort -k2 >actual &&
 	diff expect actual &&
-	test "$(q "select count(*) from file_info where md5 glob '\''[0-9a-f]*'\'' and length(md5) = 32")" = 8
+	test "$(grep -c "^[0-9a-f]\{32\}$" md5s)" = 8
 '
 
 test_expect_success 'excluded folders, symlinks and the catalog are not indexed' '
@@ -57,8 +79,11 @@ test_expect_success 'excluded folders, symlinks and the catalog are not indexed'
 
 test_expect_success 'EXIF values come back as written (little endian)' '
 	q -separator "|" "select make, model, lens, date_taken, date_tz, date_source, exposure_s, fnumber, iso,
-		focal_mm, orientation, width, height, printf(\"%.7f %.7f %.3f\", gps_lat, gps_lon, gps_alt_m), mime, media
-		from file_info where name = \"IMG_0001.JPG\"" >actual &&
+		focal_mm, orientation, width, height, gps_lat, gps_lon, gps_alt_m, mime, media
+		from file_info where name = '\''IMG_0001.JPG'\''" |
+		awk -F "|" "{ printf \"%s|%s|%s|%s|%s|%s|%s|%s|%s|%.1f|%s|%s|%s|%.7f %.7f %.3f|%s|%s\\n\",
+			\$1, \$2, \$3, \$4, \$5, \$6, \$7, \$8, \$9, \$10, \$11, \$12, \$13, \$14, \$15, \$16, \$17, \$18 }" >actual &&
+	q "select focal_mm * 1000 - 50000 from file_info where name = '\''IMG_0001.JPG'\''" | grep -q "^0\(\.0\)\?$" &&
 	echo "Canon|Canon EOS 5D|EF 24-70mm f/2.8L|2023-07-14T10:11:12.25|+02:00|DateTimeOriginal|0.004|2.8|400|50.0|6|64|48|48.8583701 2.2944813 35.500|image/jpeg|image" >expect &&
 	diff expect actual
 '
@@ -69,8 +94,9 @@ test_expect_success 'the pixel size is the image'\''s own, not the EXIF claim' '
 '
 
 test_expect_success 'big-endian EXIF, southern and western GPS, altitude below sea level' '
-	q -separator "|" "select make, model, date_taken, printf('\''%.7f %.7f %.2f'\'', gps_lat, gps_lon, gps_alt_m)
-		from file_info where name = \"IMG_0002.JPG\"" >actual &&
+	q -separator "|" "select make, model, date_taken, gps_lat, gps_lon, gps_alt_m
+		from file_info where name = '\''IMG_0002.JPG'\''" |
+		awk -F "|" "{ printf \"%s|%s|%s|%.7f %.7f %.2f\\n\", \$1, \$2, \$3, \$4, \$5, \$6 }" >actual &&
 	echo "NIKON|D750|2023-07-15T08:00:00|-33.8567844 -151.2152967 -12.25" >expect &&
 	diff expect actual
 '
@@ -90,37 +116,41 @@ test_expect_success 'files without metadata: typed by content, no meta fields, n
 '
 
 test_expect_success 'file_info gives the full path, dir, size, mtime, times seen' '
-	test "$(q "select path from file_info where name = '\''big.jpg'\''")" = "$TRASH/lib/2024/big.jpg" &&
-	test "$(q "select dir from file_info where name = '\''big.jpg'\''")" = "$TRASH/lib/2024" &&
+	test "$(q "select hex(path) from file_info where name = '\''big.jpg'\''" | unhex)" = "$TRASH/lib/2024/big.jpg" &&
+	test "$(q "select hex(dir) from file_info where name = '\''big.jpg'\''" | unhex)" = "$TRASH/lib/2024" &&
 	test "$(q "select size from file_info where name = '\''big.jpg'\''")" = "$(stat -c %s lib/2024/big.jpg)" &&
 	test "$(q "select mtime_ns / 1000000000 from file_info where name = '\''big.jpg'\''")" = "$(stat -c %Y lib/2024/big.jpg)" &&
 	test "$(q "select count(*) from file_info where first_seen_at > 0 and last_seen_at >= first_seen_at and hashed_at > 0")" = 8
 '
 
+test_sqlite_only 'journal_mode and integrity_check are PRAGMAs of the SQLite file'
 test_expect_success 'the catalog is in WAL mode and sound' '
 	test "$(q "pragma journal_mode")" = wal &&
 	test "$(q "pragma integrity_check")" = ok
 '
 
 test_expect_success 'the scan is recorded with its counters' '
-	test "$(q "select state || '\''|'\'' || n_new || '\''|'\'' || exit_status || '\''|'\'' || (bytes_read > 0) from scans")" = "done|8|0|1"
+	test "$(q "select state || '\''|'\'' || n_new || '\''|'\'' || exit_status || '\''|'\'' || (case when bytes_read > 0 then 1 else 0 end) from scans")" = "done|8|0|1"
 '
 
 test_expect_success 'every file has an "added" change-log entry' '
 	test "$(q "select count(distinct file_id) from changes where kind = '\''added'\''")" = 8
 '
 
+test_sqlite_only 'the default catalog is an SQLite file under the data directory'
 test_expect_success 'default catalog: $XDG_DATA_HOME/photoidx/catalog.db' '
 	px scan -q lib &&
 	test -f "$XDG_DATA_HOME/photoidx/catalog.db" &&
 	test "$(sqlite3 "$XDG_DATA_HOME/photoidx/catalog.db" "select count(*) from files")" = 8
 '
 
+test_sqlite_only 'the default catalog is an SQLite file under the data directory'
 test_expect_success 'default catalog without XDG_DATA_HOME: ~/.local/share/photoidx/catalog.db' '
 	(unset XDG_DATA_HOME && px scan -q lib) &&
 	test -f "$HOME/.local/share/photoidx/catalog.db"
 '
 
+test_sqlite_only 'a catalog file inside the scanned tree is an SQLite file (its -wal and -shm too)'
 test_expect_success 'a catalog inside the scanned tree does not index itself' '
 	px scan -q --db lib/2024/cat.db lib &&
 	test "$(sqlite3 lib/2024/cat.db "select count(*) from files where name like '\''cat.db%'\''")" = 0 &&
@@ -128,13 +158,13 @@ test_expect_success 'a catalog inside the scanned tree does not index itself' '
 '
 
 test_expect_success 'the human summary names every count and the bytes read' '
-	rm -f "$DB"* &&
+	catalog_rm "$DB" &&
 	px scan --db "$DB" lib >out &&
 	grep -q "^8 new, 0 changed, 0 moved, 0 missing, 0 unchanged, 0 errors; read .* in .* s (.* MB/s)$" out
 '
 
 test_expect_success 'overlapping roots are walked once' '
-	rm -f "$DB"* &&
+	catalog_rm "$DB" &&
 	px scan --db "$DB" --json lib lib/2024 lib/ >summary.json &&
 	test "$(jq .new summary.json)" = 8 &&
 	test "$(jq ".roots | length" summary.json)" = 1
@@ -144,18 +174,18 @@ test_expect_success 'a nested root is found under its parent past a sibling that
 	mkdir -p p/2021 p-old && echo a >p/2021/a.txt && echo b >p-old/b.txt && age p p-old &&
 	px scan --db nested.db --json p p-old p/2021 >s.json &&
 	test "$(jq -c .roots s.json)" = "[\"$TRASH/p\",\"$TRASH/p-old\"]" &&
-	test "$(sqlite3 nested.db "select count(*) from files")" = 2
+	test "$(qdb nested.db "select count(*) from files")" = 2
 '
 
 test_expect_success '--exclude skips names and, with a slash, paths' '
-	rm -f "$DB"* &&
+	catalog_rm "$DB" &&
 	px scan --db "$DB" -q --exclude "*.txt" --exclude "*/2023/trip" lib &&
 	test "$(q "select count(*) from files")" = 5 &&
 	test "$(q "select count(*) from file_info where name like '\''%.txt'\'' or path like '\''%/trip/%'\''")" = 0
 '
 
 test_expect_success '--no-default-excludes indexes .thumbnails and @eaDir too' '
-	rm -f "$DB"* &&
+	catalog_rm "$DB" &&
 	px scan --db "$DB" -q --no-default-excludes lib &&
 	test "$(q "select count(*) from files")" = 10
 '
@@ -165,7 +195,7 @@ test_expect_success 'another mount is not crossed unless asked' '
 		echo "cannot mount a tmpfs here: not checked"; exit 0
 	fi
 	echo inside >lib/mnt/inside.txt &&
-	rm -f "$DB"* &&
+	catalog_rm "$DB" &&
 	set +e
 	px scan --db "$DB" -q lib; rc=$?
 	n1=$(q "select count(*) from file_info where name = '\''inside.txt'\''")

@@ -8,6 +8,22 @@ count() {
 	q "select count(*) from file_info where $1"
 }
 
+# unhex: each line of hex digits as the bytes it encodes (a path column
+# read through hex(), the same on SQLite and on PostgreSQL, whose path
+# columns are bytea or text)
+unhex() {
+	while read -r h; do
+		printf '%s' "$h" | xxd -r -p
+		echo
+	done
+}
+
+# unhex_cols N...: in each line of '|'-separated columns, columns N...
+# (hex digits) as the bytes they encode
+unhex_cols() {
+	perl -lne 'BEGIN { @c = @ARGV; @ARGV = () } my @f = split /\|/, $_, -1; $f[$_ - 1] = pack("H*", $f[$_ - 1]) for @c; print join "|", @f' "$@"
+}
+
 test_expect_success 'setup: library scanned once' '
 	mkdir -p lib/a lib/b lib/c/d &&
 	for i in 1 2 3 4 5; do mkfix jpeg lib/a/img$i.jpg --seed $i --make Canon --date "2020:01:0$i 10:00:00"; done &&
@@ -61,20 +77,20 @@ test_expect_success 'the edited file has its new MD5 and metadata' '
 
 test_expect_success 'the renamed file keeps its row, its MD5 and was not read' '
 	test "$(q "select count(*) from file_info where name = '\''img2.jpg'\''")" = 0 &&
-	test "$(q "select path from file_info where name = '\''renamed.jpg'\''")" = "$TRASH/lib/b/renamed.jpg" &&
+	test "$(q "select hex(path) from file_info where name = '\''renamed.jpg'\''" | unhex)" = "$TRASH/lib/b/renamed.jpg" &&
 	test "$(q "select md5 from file_info where name = '\''renamed.jpg'\''")" = "$(md5sum <lib/b/renamed.jpg | cut -c1-32)" &&
 	test "$(jq .bytes_read s.json)" = "$(($(stat -c %s lib/a/img1.jpg) + $(stat -c %s lib/b/new.jpg)))"
 '
 
 test_expect_success 'the deleted file is missing, not deleted' '
-	test "$(q "select state || (missing_since > 0) from file_info where name = '\''img3.jpg'\''")" = missing1
+	test "$(q "select state || (case when missing_since > 0 then 1 else 0 end) from file_info where name = '\''img3.jpg'\''")" = missing1
 '
 
 test_expect_success 'the change log has one entry per change, old hash kept' '
 	seq=$(cat seq) &&
-	q -separator "|" "select kind, substr(coalesce(old_path, '\'''\''), length('\''$TRASH/'\'') + 1),
-		substr(coalesce(new_path, \"\"), length(\"$TRASH/\") + 1), (old_md5 is not null), (new_md5 is not null)
-		from changes where seq > $seq order by kind" >actual &&
+	q -separator "|" "select kind, hex(old_path), hex(new_path),
+		case when old_md5 is not null then 1 else 0 end, case when new_md5 is not null then 1 else 0 end
+		from changes where seq > $seq order by kind" | unhex_cols 2 3 | sed "s#|$TRASH/#|#g" >actual &&
 	cat >expect <<-\EOF_ &&
 	added|||0|1
 	changed|||1|1
@@ -83,7 +99,7 @@ test_expect_success 'the change log has one entry per change, old hash kept' '
 	EOF_
 	diff expect actual &&
 	test "$(q "select count(*) from changes c join file_info f on f.id = c.file_id
-		where c.seq > $seq and c.kind = \"changed\" and f.name = \"img1.jpg\" and lower(hex(c.new_md5)) = f.md5
+		where c.seq > $seq and c.kind = '\''changed'\'' and f.name = '\''img1.jpg'\'' and lower(hex(c.new_md5)) = f.md5
 		and c.old_md5 <> c.new_md5")" = 1
 '
 
@@ -97,7 +113,7 @@ test_expect_success 'a renamed directory: every file moved, none read' '
 	mv lib/c lib/c-renamed &&
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq -c "[.moved, .bytes_read, .missing, .new]" s.json)" = "[1,0,0,0]" &&
-	test "$(q "select path from file_info where name = '\''notes.txt'\''")" = "$TRASH/lib/c-renamed/d/notes.txt" &&
+	test "$(q "select hex(path) from file_info where name = '\''notes.txt'\''" | unhex)" = "$TRASH/lib/c-renamed/d/notes.txt" &&
 	test "$(q "select state from dirs where path = '\''$TRASH/lib/c'\''")" = missing
 '
 
@@ -105,7 +121,7 @@ test_expect_success 'a folder moved into another keeps its records' '
 	mkdir lib/b/sub && mv lib/a lib/b/sub/a &&
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq -c "[.moved, .bytes_read, .missing]" s.json)" = "[3,0,0]" &&
-	test "$(count "path like \"$TRASH/lib/b/sub/a/img%\" and state = \"ok\"")" = 3
+	test "$(count "path like '\''$TRASH/lib/b/sub/a/img%'\'' and state = '\''ok'\''")" = 3
 '
 
 test_expect_success 'a deleted directory tree: its files are missing' '
@@ -135,7 +151,7 @@ test_expect_success 'a hard link is a second file with the same MD5' '
 	ln lib/b/new.jpg lib/b/new-link.jpg &&
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq .new s.json)" = 1 && test "$(jq .moved s.json)" = 0 &&
-	test "$(q "select count(distinct id) || count(distinct md5) from file_info where name like '\''new%.jpg'\''")" = 21
+	test "$(q "select count(distinct id) || '\'''\'' || count(distinct md5) from file_info where name like '\''new%.jpg'\''")" = 21
 '
 
 test_expect_success 'a file modified within two seconds of its read is read again next scan' '
@@ -181,7 +197,7 @@ test_expect_success 'a scan of another root leaves the first root'\''s files alo
 '
 
 test_expect_success 'the catalog stays sound' '
-	test "$(q "pragma integrity_check")" = ok &&
+	if backend_is sqlite; then test "$(q "pragma integrity_check")" = ok; fi &&
 	test "$(q "select count(*) from changes c left join files f on f.id = c.file_id where f.id is null")" = 0
 '
 

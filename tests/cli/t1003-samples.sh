@@ -10,6 +10,16 @@ require_samples
 DATA="$REPO/tests/data"
 ROOT="$TRASH/samples"
 
+# unhex: each line of hex digits as the bytes it encodes (a path column
+# read through hex(), the same on SQLite and on PostgreSQL, whose path
+# columns are bytea or text)
+unhex() {
+	while read -r h; do
+		printf '%s' "$h" | xxd -r -p
+		echo
+	done
+}
+
 test_expect_success 'setup: a copy of the samples, scanned' '
 	cp -rp "$PIX_SAMPLES" samples && chmod -R u+w samples &&
 	test_expect_code 1 px scan --db "$DB" --json samples >s.json 2>err &&
@@ -18,8 +28,10 @@ test_expect_success 'setup: a copy of the samples, scanned' '
 
 test_expect_success 'every sample has the MD5 of MD5SUMS' '
 	sed "s|  \./|  |" samples/MD5SUMS | sort -k2 >expect &&
-	q "select md5 || '\''  '\'' || substr(path, length('\''$ROOT/'\'') + 1) from file_info
-		where name not in (\"MD5SUMS\", \"INDEX.tsv\", \"README.md\", \"exiftool-oracle.json\")" | sort -k2 >actual &&
+	where="where name not in ('\''MD5SUMS'\'', '\''INDEX.tsv'\'', '\''README.md'\'', '\''exiftool-oracle.json'\'') order by id" &&
+	q "select md5 from file_info $where" >md5s &&
+	q "select hex(path) from file_info $where" | unhex >paths &&
+	paste -d " " md5s paths | sed "s|^\([^ ]*\) $ROOT/|\1  |" | sort -k2 >actual &&
 	test "$(wc -l <expect)" -ge 149 &&
 	diff expect actual
 '
@@ -29,8 +41,22 @@ test_expect_success 'every sample has the MD5 of MD5SUMS' '
 # exception but equal, and "exception" when listed and different; then a
 # "compared" row of counts and one "format" row per FileType with its
 # date matches.  exiftool gives a video's CreateDate in UTC: a video date
-# of ours with an offset is compared as the instant it names.
+# of ours with an offset is compared as the instant it names.  The SQLite
+# catalog is attached; a PostgreSQL one is read from photoidx ls --json.
 oracle_mismatches() {
+	if backend_is sqlite; then
+		attach="ATTACH '$DB' AS c;" file_info=c.file_info
+	else
+		px ls --db "$DB" --all --sort none --json >file_info.json || return 1
+		attach="" file_info="(SELECT json_extract(value, '\$.path') AS path, json_extract(value, '\$.media') AS media,
+			json_extract(value, '\$.mime') AS mime, json_extract(value, '\$.date_taken') AS date_taken,
+			json_extract(value, '\$.date_tz') AS date_tz, json_extract(value, '\$.make') AS make,
+			json_extract(value, '\$.model') AS model, json_extract(value, '\$.orientation') AS orientation,
+			json_extract(value, '\$.iso') AS iso, json_extract(value, '\$.gps_lat') AS gps_lat,
+			json_extract(value, '\$.gps_lon') AS gps_lon, json_extract(value, '\$.gps_alt_m') AS gps_alt_m,
+			json_extract(value, '\$.width') AS width, json_extract(value, '\$.height') AS height,
+			json_extract(value, '\$.duration_s') AS duration_s FROM json_each(readfile('file_info.json')))"
+	fi
 	sqlite3 -batch -bail :memory: <<-SQL
 	.mode tabs
 	CREATE TABLE idx (role, file, bytes, md5, licence);
@@ -38,7 +64,7 @@ oracle_mismatches() {
 	CREATE TABLE exc (file, field, why);
 	.import exceptions.tsv exc
 	.mode list
-	ATTACH '$DB' AS c;
+	$attach
 	CREATE TABLE o AS SELECT substr(json_extract(value, '\$.SourceFile'), 3) AS file,
 		json_extract(value, '\$.FileType') AS ft, json_extract(value, '\$.MIMEType') AS o_mime,
 		coalesce(json_extract(value, '\$.DateTimeOriginal'), json_extract(value, '\$.CreateDate')) AS date,
@@ -49,7 +75,7 @@ oracle_mismatches() {
 		json_extract(value, '\$.ImageWidth') AS w, json_extract(value, '\$.ImageHeight') AS h,
 		json_extract(value, '\$.Duration') AS dur
 		FROM json_each(readfile('samples/exiftool-oracle.json'));
-	CREATE TABLE f AS SELECT substr(path, length('$ROOT/') + 1) AS file, * FROM c.file_info;
+	CREATE TABLE f AS SELECT substr(path, length('$ROOT/') + 1) AS file, * FROM $file_info;
 	CREATE TABLE cmp AS
 	WITH j AS (SELECT o.*, f.media, f.mime, f.date_taken, f.date_tz, f.make AS f_make, f.model AS f_model,
 			f.orientation AS f_orientation, f.iso AS f_iso, f.gps_lat, f.gps_lon, f.gps_alt_m, f.width, f.height,
@@ -126,7 +152,7 @@ test_expect_success 'broken samples are recorded with their error, and only they
 	grep -v "^#" "$DATA/samples-broken.tsv" | cut -f1 | sort >listed &&
 	comm -23 broken listed >unlisted &&
 	test ! -s unlisted &&
-	q "select substr(path, length('\''$ROOT/'\'') + 1) from file_info where state <> '\''ok'\''" | sort >errors &&
+	q "select hex(path) from file_info where state <> '\''ok'\''" | unhex | sed "s|^$ROOT/||" | sort >errors &&
 	comm -23 errors listed >unexpected &&
 	test ! -s unexpected &&
 	test "$(wc -l <errors)" = "$(grep -c "	error: " "$DATA/samples-broken.tsv")"
@@ -168,6 +194,7 @@ test_expect_success 'a rename, an edit and a delete show up as moved, changed an
 	test "$(jq .bytes_read s3.json)" = "$(stat -c %s "$f")"
 '
 
+test_sqlite_only 'integrity_check is a PRAGMA of the SQLite file'
 test_expect_success 'the catalog is sound' '
 	test "$(q "pragma integrity_check")" = ok
 '

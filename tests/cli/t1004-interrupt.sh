@@ -5,17 +5,45 @@
 # to a complete, correct catalog.
 . "$(dirname "$0")/lib.sh"
 
+# Until pg-catalogs.sh is fixed (reported to the lead): its rm drops the
+# database but keeps its "made" mark (drop() uses $n after psql_on has
+# set n=postgres), so the next --db of that path finds no database.
+# Forget the mark here too.
+if backend_is pg; then
+	catalog_rm() {
+		sh "$PIX_PGC" rm "$@" &&
+		for c do rm -rf "$PIX_PGC_TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
+	}
+fi
+
 # wait_rows N: waits (up to 20 s) until the catalog has N committed file rows.
 wait_rows() {
 	i=0
 	while [ $i -lt 200 ]; do
-		n=$(sqlite3 "$DB" "select count(*) from files" 2>/dev/null || echo 0)
+		n=$(q "select count(*) from files" 2>/dev/null || echo 0)
 		[ "${n:-0}" -ge "$1" ] && return 0
 		sleep 0.1
 		i=$((i + 1))
 	done
 	echo "only ${n:-0} rows committed" >&2
 	return 1
+}
+
+# unhex: each line of hex digits as the bytes it encodes (a path column
+# read through hex(), the same on SQLite and on PostgreSQL, whose path
+# columns are bytea or text)
+unhex() {
+	while read -r h; do
+		printf '%s' "$h" | xxd -r -p
+		echo
+	done
+}
+
+# sums: "MD5  path" for every row of file_info, as md5sum -c reads them
+sums() {
+	q "select md5 from file_info order by id" >sums.md5 &&
+	q "select hex(path) from file_info order by id" | unhex >sums.path &&
+	paste -d " " sums.md5 sums.path | sed "s/ /  /"
 }
 
 test_expect_success 'setup: 40 files of 256 KiB' '
@@ -33,11 +61,11 @@ test_expect_success 'SIGINT mid-scan: commits what is done, exits 130' '
 	n=$(q "select count(*) from files") &&
 	test "$n" -ge 3 && test "$n" -lt 40 &&
 	test "$(q "select state || exit_status from scans")" = interrupted130 &&
-	test "$(q "pragma integrity_check")" = ok
+	if backend_is sqlite; then test "$(q "pragma integrity_check")" = ok; fi
 '
 
 test_expect_success 'every committed row has the right MD5' '
-	q "select md5 || '\''  '\'' || path from file_info" >sums &&
+	sums >sums &&
 	md5sum -c --quiet sums
 '
 
@@ -49,11 +77,11 @@ test_expect_success 'the next scan carries on and completes' '
 	px scan --db "$DB" --json lib >s.json &&
 	test "$(jq .new s.json)" = $((40 - $(jq .unchanged s.json))) &&
 	test "$(q "select count(*) from file_info where state = '\''ok'\''")" = 40 &&
-	q "select md5 || '\''  '\'' || path from file_info" >sums && md5sum -c --quiet sums
+	sums >sums && md5sum -c --quiet sums
 '
 
 test_expect_success 'SIGTERM works the same way, exit 143 (128 + 15)' '
-	rm -f "$DB"*
+	catalog_rm "$DB"
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 2M lib &
 	pid=$!
 	wait_rows 2 && kill -TERM $pid &&
@@ -64,20 +92,20 @@ test_expect_success 'SIGTERM works the same way, exit 143 (128 + 15)' '
 '
 
 test_expect_success 'a scan killed with SIGKILL leaves a sound catalog; the next marks it killed' '
-	rm -f "$DB"*
+	catalog_rm "$DB"
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 2M lib &
 	pid=$!
 	wait_rows 2 && kill -KILL $pid &&
 	set +e && wait $pid; set -e &&
-	test "$(q "pragma integrity_check")" = ok &&
+	if backend_is sqlite; then test "$(q "pragma integrity_check")" = ok; fi &&
 	echo "after the kill: scans: $(q "select group_concat(state) from scans"); files: $(q "select count(*) from files")" &&
 	px scan --db "$DB" -q lib &&
-	test "$(q "select group_concat(state) from (select state from scans order by id)")" = killed,done &&
+	test "$(q "select group_concat(state) from (select state from scans order by id) as s")" = killed,done &&
 	test "$(q "select count(*) from file_info where state = '\''ok'\''")" = 40
 '
 
 test_expect_success 'killed after a directory was deleted: the next scan still marks its files missing' '
-	rm -f "$DB"* && mkdir -p lib/gone && echo x >lib/gone/f1 && echo y >lib/gone/f2 && age lib &&
+	catalog_rm "$DB" && mkdir -p lib/gone && echo x >lib/gone/f1 && echo y >lib/gone/f2 && age lib &&
 	px scan --db "$DB" -q lib && rm -rf lib/gone &&
 	head -c 6000000 /dev/urandom >lib/big.bin && age lib/big.bin
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M lib &
@@ -90,7 +118,7 @@ test_expect_success 'killed after a directory was deleted: the next scan still m
 '
 
 test_expect_success 'scan --quick after an interrupted scan still finds what that scan did not index' '
-	rm -f "$DB"* && rm -rf q && mkdir -p q/a && for i in 1 2 3; do echo "a $i" >q/a/f$i.txt; done && age q &&
+	catalog_rm "$DB" && rm -rf q && mkdir -p q/a && for i in 1 2 3; do echo "a $i" >q/a/f$i.txt; done && age q &&
 	px scan --db "$DB" -q q &&
 	rm q/a/f1.txt && head -c 6000000 /dev/urandom >q/a/big.bin && age q
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M q &

@@ -4,6 +4,17 @@
 # gone before the summary.
 . "$(dirname "$0")/lib.sh"
 
+# Until pg-catalogs.sh is fixed (reported to the lead): its rm drops the
+# database but keeps its "made" mark (drop() uses $n after psql_on has
+# set n=postgres), so the next --db of that path finds no database.
+# Forget the mark here too.
+if backend_is pg; then
+	catalog_rm() {
+		sh "$PIX_PGC" rm "$@" &&
+		for c do rm -rf "$PIX_PGC_TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
+	}
+fi
+
 test_expect_success 'setup: files that take a second to read' '
 	mkdir -p lib && i=0 &&
 	while [ $i -lt 12 ]; do head -c 131072 /dev/urandom >lib/f$i.bin; i=$((i + 1)); done &&
@@ -20,17 +31,17 @@ test_expect_success 'on a terminal: files, bytes, MB/s and ETA, redrawn in place
 '
 
 test_expect_success 'not on a terminal: no status line' '
-	rm -f "$DB"* &&
+	catalog_rm "$DB" &&
 	px scan --db "$DB" --readers 1 --limit-rate 1M lib >out 2>err &&
 	test ! -s err &&
 	! grep -q "ETA" out
 '
 
 test_expect_success '--progress forces it, --quiet and --json silence it' '
-	rm -f "$DB"* &&
+	catalog_rm "$DB" &&
 	px scan --db "$DB" --progress --readers 1 --limit-rate 1M lib 2>err >/dev/null &&
 	grep -q "ETA" err &&
-	rm -f "$DB"* &&
+	catalog_rm "$DB" &&
 	script -qefc "'\''$PHOTOIDX'\'' scan --db '\''$DB'\'' -q --readers 1 --limit-rate 1M lib" /dev/null >tty.out &&
 	! grep -q "ETA" tty.out && ! grep -q "new," tty.out
 '

@@ -4,6 +4,36 @@
 # refuses at once with --no-wait.
 . "$(dirname "$0")/lib.sh"
 
+# Until pg-catalogs.sh is fixed (reported to the lead): its rm drops the
+# database but keeps its "made" mark (drop() uses $n after psql_on has
+# set n=postgres), so the next --db of that path finds no database.
+# Forget the mark here too.
+if backend_is pg; then
+	catalog_rm() {
+		sh "$PIX_PGC" rm "$@" &&
+		for c do rm -rf "$PIX_PGC_TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
+	}
+fi
+
+# ro_q SQL: SQL on $DB as a front end reads it (SQLite: read-only, with a
+# busy timeout, as a front end must set one)
+ro_q() {
+	if backend_is sqlite; then
+		sqlite3 -batch -cmd ".timeout 2000" "file:$DB?mode=ro" "$1"
+	else
+		q "$1"
+	fi
+}
+
+# a reader's transaction that keeps one snapshot for its whole length
+# (SQLite's, from its first read; PostgreSQL's read committed takes one
+# per statement)
+if backend_is sqlite; then
+	BEGIN_SNAPSHOT="BEGIN;"
+else
+	BEGIN_SNAPSHOT="BEGIN ISOLATION LEVEL REPEATABLE READ;"
+fi
+
 test_expect_success 'setup: files that take seconds to read' '
 	mkdir -p lib && i=0 &&
 	while [ $i -lt 60 ]; do head -c 65536 /dev/urandom >lib/f$i.bin; i=$((i + 1)); done &&
@@ -13,7 +43,7 @@ test_expect_success 'setup: files that take seconds to read' '
 test_expect_success 'a reader during a scan: never held up, only whole batches, counts grow' '
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M lib &
 	pid=$!
-	i=0 && until sqlite3 "$DB" "select 1 from scans" >/dev/null 2>&1 || [ $i -gt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	i=0 && until q "select 1 from scans" >/dev/null 2>&1 || [ $i -gt 100 ]; do sleep 0.05; i=$((i + 1)); done
 	seen="" && bad=0 && i=0 &&
 	while kill -0 $pid 2>/dev/null && [ $i -lt 100 ]; do
 		# a front end sets a busy timeout, as it must: SQLite itself may
@@ -22,7 +52,7 @@ test_expect_success 'a reader during a scan: never held up, only whole batches, 
 		# the writer; a read that waits is timed instead (under 2 s, where
 		# the writer holds a batch for about 1 s)
 		t0=$(date +%s%N) &&
-		out=$(sqlite3 -batch -cmd ".timeout 2000" "file:$DB?mode=ro" "select count(*), (select count(*) from files f where not exists
+		out=$(ro_q "select count(*), (select count(*) from files f where not exists
 			(select 1 from changes c where c.file_id = f.id and c.kind = '\''added'\'')) from files" 2>&1) || bad=1
 		t1=$(date +%s%N) && [ $(((t1 - t0) / 1000000)) -lt 1900 ] || { echo "a read took $(((t1 - t0) / 1000000)) ms"; bad=1; }
 		case "$out" in *"|0") seen="$seen ${out%|0}" ;; *) echo "inconsistent read: $out"; bad=1 ;; esac
@@ -36,13 +66,17 @@ test_expect_success 'a reader during a scan: never held up, only whole batches, 
 '
 
 test_expect_success 'a reader holding one snapshot through a whole scan: the scan is not held up, the snapshot does not move' '
-	rm -f "$DB"*
+	catalog_rm "$DB"
 	mkdir -p one && cp lib/f1.bin one/ && age one &&
 	px scan --db "$DB" -q one &&
 	rm -f snap.fifo && mkfifo snap.fifo &&
-	{ sqlite3 -batch "file:$DB?mode=ro" <snap.fifo >snap.out 2>&1 & } &&
+	if backend_is sqlite; then
+		{ sqlite3 -batch "file:$DB?mode=ro" <snap.fifo >snap.out 2>&1 & }
+	else
+		{ q <snap.fifo >snap.out 2>&1 & }
+	fi &&
 	exec 7>snap.fifo &&
-	echo "BEGIN; SELECT count(*) FROM photos; SELECT count(*) FROM file_info;" >&7 &&
+	echo "$BEGIN_SNAPSHOT SELECT count(*) FROM photos; SELECT count(*) FROM file_info;" >&7 &&
 	sleep 0.3 &&
 	start=$(date +%s) &&
 	px scan --db "$DB" -q --readers 1 --limit-rate 4M lib &&
@@ -55,7 +89,7 @@ test_expect_success 'a reader holding one snapshot through a whole scan: the sca
 '
 
 test_expect_success 'photoidx ls during a scan: valid output every time, counts that only grow' '
-	rm -f "$DB"*
+	catalog_rm "$DB"
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M lib &
 	pid=$!
 	i=0 && until px ls --db "$DB" >/dev/null 2>&1 || [ $i -gt 100 ]; do sleep 0.05; i=$((i + 1)); done
@@ -71,7 +105,7 @@ test_expect_success 'photoidx ls during a scan: valid output every time, counts 
 '
 
 test_expect_success 'a second scan with --no-wait refuses at once (exit 2, names the holder)' '
-	rm -f "$DB"*
+	catalog_rm "$DB"
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M lib &
 	pid=$!
 	sleep 0.5 &&
@@ -81,7 +115,7 @@ test_expect_success 'a second scan with --no-wait refuses at once (exit 2, names
 '
 
 test_expect_success 'a second scan without --no-wait waits, then does its work' '
-	rm -f "$DB"*
+	catalog_rm "$DB"
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 2M lib &
 	pid=$!
 	sleep 0.5 &&
@@ -89,14 +123,15 @@ test_expect_success 'a second scan without --no-wait waits, then does its work' 
 	grep -q "waiting for another photoidx (pid $pid)" err &&
 	wait $pid &&
 	test "$(jq .unchanged s.json)" = 60 &&
-	test "$(q "select group_concat(state) from scans")" = done,done
+	test "$(q "select group_concat(state) from (select state from scans order by id) as s")" = done,done
 '
 
 test_expect_success 'a scan beside a watch: refused with --no-wait, else waits for the watch to end, then scans' '
-	rm -f "$DB"*
+	catalog_rm "$DB"
 	"$PHOTOIDX" watch --db "$DB" -q lib 2>watch.err &
 	wpid=$!
-	i=0 && until [ "$(sqlite3 "file:$DB?mode=ro" "select count(*) from scans where state = '\''running'\''" 2>/dev/null)" = 1 ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	echo $wpid >watch.pid
+	i=0 && until [ "$(ro_q "select count(*) from scans where state = '\''running'\''" 2>/dev/null)" = 1 ] || [ $i -gt 200 ]; do sleep 0.05; i=$((i + 1)); done
 	test_expect_code 2 px scan --db "$DB" --no-wait lib 2>err &&
 	grep -q "is in use by another photoidx (pid $wpid)" err &&
 	{ px scan --db "$DB" --json lib >s.json 2>err & } &&
@@ -105,14 +140,17 @@ test_expect_success 'a scan beside a watch: refused with --no-wait, else waits f
 	kill -TERM $wpid && { wait $wpid || true; } &&
 	wait $spid &&
 	test "$(jq .unchanged s.json)" = 60 &&
-	test "$(q "pragma integrity_check")" = ok &&
-	test "$(q "select group_concat(state) from scans")" = done,done
+	if backend_is sqlite; then test "$(q "pragma integrity_check")" = ok; fi &&
+	test "$(q "select group_concat(state) from (select state from scans order by id) as s")" = done,done
 '
+# (a watch left by a failed test would hold the catalog for the next)
+wpid=$(cat watch.pid 2>/dev/null)
+if [ -n "$wpid" ] && grep -q "photoidx" "/proc/$wpid/cmdline" 2>/dev/null; then kill "$wpid"; fi
 
 test_expect_success 'two scans started at the same instant, ten times: one waits, both finish, nothing doubled' '
 	i=0 &&
 	while [ $i -lt 10 ]; do
-		rm -f "$DB"*
+		catalog_rm "$DB"
 		"$PHOTOIDX" scan --db "$DB" -q lib 2>a.err &
 		a=$!
 		"$PHOTOIDX" scan --db "$DB" -q lib 2>b.err &
@@ -120,11 +158,12 @@ test_expect_success 'two scans started at the same instant, ten times: one waits
 		wait $a && wait $b || exit 1
 		test "$(q "select count(*) || '\'' '\'' || count(distinct name) from files")" = "60 60" || exit 1
 		test "$(q "select group_concat(state) from scans")" = done,done || exit 1
-		test "$(q "pragma integrity_check")" = ok || exit 1
+		if backend_is sqlite; then test "$(q "pragma integrity_check")" = ok || exit 1; fi
 		i=$((i + 1))
 	done
 '
 
+test_sqlite_only 'integrity_check is a PRAGMA of the SQLite file'
 test_expect_success 'the catalog is sound' '
 	test "$(q "pragma integrity_check")" = ok
 '

@@ -5,6 +5,34 @@
 # "unknown" and read as an SSD.
 . "$(dirname "$0")/lib.sh"
 
+# Until pg-catalogs.sh is fixed (reported to the lead): its rm drops the
+# database but keeps its "made" mark (drop() uses $n after psql_on has
+# set n=postgres), so the next --db of that path finds no database.
+# Forget the mark here too.
+if backend_is pg; then
+	catalog_rm() {
+		sh "$PIX_PGC" rm "$@" &&
+		for c do rm -rf "$PIX_PGC_TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
+	}
+fi
+
+# unhex: each line of hex digits as the bytes it encodes (a path column
+# read through hex(), the same on SQLite and on PostgreSQL, whose path
+# columns are bytea or text)
+unhex() {
+	while read -r h; do
+		printf '%s' "$h" | xxd -r -p
+		echo
+	done
+}
+
+# sums: "MD5  path" for every row of file_info, as md5sum -c reads them
+sums() {
+	q "select md5 from file_info order by id" >sums.md5 &&
+	q "select hex(path) from file_info order by id" | unhex >sums.path &&
+	paste -d " " sums.md5 sums.path | sed "s/ /  /"
+}
+
 test_expect_success 'setup' '
 	mkdir -p lib && for i in 1 2 3 4 5 6; do mkfix jpeg lib/p$i.jpg --size 50000 --seed $i --make Canon; done &&
 	age lib
@@ -48,16 +76,16 @@ test_expect_success 'a loop device is seen through to the disk under its backing
 '
 
 test_expect_success '--device-class rotational: two readers, files in disk order, the same catalog' '
-	rm -f "$DB"* &&
+	catalog_rm "$DB" &&
 	px scan --db "$DB" --json --device-class rotational lib >r.json &&
 	test "$(jq -r .device_class r.json)" = rotational &&
 	test "$(jq .readers r.json)" = 2 &&
-	q "select md5 || '\''  '\'' || path from file_info" >sums && md5sum -c --quiet sums &&
+	sums >sums && md5sum -c --quiet sums &&
 	test "$(q "select count(*) from file_info where state = '\''ok'\''")" = 6
 '
 
 test_expect_success '--readers overrides the class default' '
-	rm -f "$DB"* &&
+	catalog_rm "$DB" &&
 	px scan --db "$DB" --json --device-class rotational --readers 5 lib >r.json &&
 	test "$(jq .readers r.json)" = 5
 '
@@ -79,11 +107,11 @@ test_expect_success 'a tmpfs has no block device: class unknown, read as an SSD'
 
 test_expect_success 'the MD5 lanes in use are reported, and every width gives the same MD5s' '
 	for lanes in 0 8 16; do
-		rm -f "$DB"* &&
+		catalog_rm "$DB" &&
 		PIX_MD5_LANES=$lanes px scan --db "$DB" --json lib >m.json &&
 		echo "PIX_MD5_LANES=$lanes: $(jq .md5_lanes m.json) lanes" &&
 		test "$(jq .md5_lanes m.json)" -le $lanes &&
-		q "select md5 || '\''  '\'' || path from file_info" >sums && md5sum -c --quiet sums || exit 1
+		sums >sums && md5sum -c --quiet sums || exit 1
 	done
 '
 

@@ -76,11 +76,11 @@ test_expect_success 'after --quick, the catalog equals a full scan of the same t
 	rm -rf lib/2023/.thumbnails && age lib && px scan --db "$DB" -q lib &&
 	echo more >lib/2022/a/more.txt && mkdir lib/2024 && echo y >lib/2024/y.txt && rm lib/2022/a/f1.txt &&
 	px scan --db "$DB" --quick -q lib &&
-	cp "$DB" full.db && rm -f full.db-wal full.db-shm &&
+	catalog_cp "$DB" full.db &&
 	px scan --db full.db --json lib >s.json &&
 	test "$(jq -c "[.new, .changed, .moved, .missing]" s.json)" = "[0,0,0,0]" &&
-	test "$(q "select group_concat(path || state, '\'','\'') from (select path, state from file_info order by path)")" = \
-	     "$(sqlite3 full.db "select group_concat(path || state, '\'','\'') from (select path, state from file_info order by path)")"
+	test "$(q "select group_concat(hex(path) || state, '\'','\'') from (select path, state from file_info order by path) as s")" = \
+	     "$(qdb full.db "select group_concat(hex(path) || state, '\'','\'') from (select path, state from file_info order by path) as s")"
 '
 
 test_done
