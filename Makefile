@@ -8,12 +8,23 @@
 #   make stress          the kill -9 test with 200 trials, concurrency, hostile input
 #   make bench           benchmarks (never part of check)
 #   make install         into $(PREFIX) (default /usr/local)
+#   make WITH_PG=0       a SQLite-only photoidx, without libpq
 
 VERSION = 0.1.0
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-PKGS = glib-2.0 gio-2.0 libexif sqlite3 libcrypto blkid liburing libpq
+PKGS = glib-2.0 gio-2.0 libexif sqlite3 libcrypto blkid liburing
+# PostgreSQL catalogs need libpq: WITH_PG=0 (the default where libpq's
+# pkg-config file is missing) builds a SQLite-only photoidx (db-nopg.c in
+# place of db-pg.c)
+WITH_PG ?= $(shell pkg-config --exists libpq && echo 1 || echo 0)
+ifeq ($(WITH_PG),1)
+PKGS += libpq
+NOT_BUILT = src/db-nopg.c
+else
+NOT_BUILT = src/db-pg.c
+endif
 CC ?= cc
 CFLAGS ?= -O2 -g
 PIX_CFLAGS = -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -DPIX_VERSION=\"$(VERSION)\" \
@@ -28,7 +39,7 @@ else
 BUILD = build
 endif
 
-SRC = $(wildcard src/*.c)
+SRC = $(filter-out $(NOT_BUILT),$(wildcard src/*.c))
 OBJ = $(SRC:src/%.c=$(BUILD)/%.o) $(BUILD)/schema.o $(BUILD)/schema-pg.o
 LIB_OBJ = $(filter-out $(BUILD)/main.o $(BUILD)/cmd-%.o,$(OBJ))
 BIN = $(BUILD)/photoidx

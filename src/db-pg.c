@@ -192,6 +192,11 @@ static void id_block_free(gpointer p)
 	g_free(b);
 }
 
+gboolean pix_db_has_pg(void)
+{
+	return TRUE;
+}
+
 PixDb *pix_db_open_pg(const char *conninfo, char **message)
 {
 	PGconn *conn = PQconnectdb(conninfo);

@@ -73,6 +73,8 @@ PixDb *pix_db_wrap_sqlite(sqlite3 *db);
 /* Connects to PostgreSQL (a libpq URI or "key=value" string); NULL and
  * *message (transfer full) when it cannot. */
 PixDb *pix_db_open_pg(const char *conninfo, char **message);
+/* This photoidx was built with libpq (else db-nopg.c stands in for db-pg.c). */
+gboolean pix_db_has_pg(void);
 /* (db.c's pix_db_close() for a PostgreSQL connection) */
 void pix_db_pg_close(PixPgConn *c);
 void pix_db_close(PixDb *db);

@@ -13,6 +13,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "cmd.h"
 #include "config.h"
+#include "db.h"
 #include "log.h"
 
 #include <locale.h>
@@ -194,7 +195,7 @@ int main(int argc, char **argv)
 		return PIX_EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf("photoidx %s\n", PIX_VERSION);
+		printf("photoidx %s\ncatalogs: SQLite%s\n", PIX_VERSION, pix_db_has_pg() ? ", PostgreSQL" : "");
 		return PIX_EXIT_OK;
 	}
 	/* the command: the first argument that names one, after options only
