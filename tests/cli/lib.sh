@@ -15,7 +15,8 @@
 # files.error, not a string.  Helpers: px (photoidx), q (SQL on $DB), qdb (SQL on another
 # catalog), catalog_rm and catalog_cp (remove, copy a catalog), mkfix (the fixture
 # generator), test_must_fail, test_expect_code, age (set old mtimes), wait_for (poll SQL),
-# require_samples (skip the script without ../shared/samples), test_sqlite_only.
+# require_samples (skip the script without ../shared/samples), test_sqlite_only,
+# no_catalog, and unhex, unhex_cols and hexof for paths read through hex().
 #
 # Both catalog backends: PIX_TEST_BACKEND=pg runs a script's catalogs on
 # PostgreSQL (default: sqlite).  The script gets a cluster of its own
@@ -159,6 +160,32 @@ catalog_uri() {
 	else
 		sh "$PIX_PGC" uri "$1"
 	fi
+}
+
+# no_catalog PATH: nothing made the catalog PATH: no file there, and on
+# PostgreSQL no table in its database (which pg-catalogs.sh makes empty)
+no_catalog() {
+	test ! -e "$1" &&
+	if backend_is pg; then
+		test "$(qdb "$1" "select count(*) from information_schema.tables where table_schema = 'public'")" = 0
+	fi
+}
+
+# Paths and names read through hex() are the same bytes on both backends
+# (SQLite's TEXT or BLOB, PostgreSQL's bytea or text):
+#   unhex           each line of hex digits as the bytes it encodes
+#   unhex_cols N... in each line of '|'-separated columns, columns N...
+#   hexof TEXT      TEXT as hex() gives it (upper case)
+unhex() {
+	perl -lne 'print pack("H*", $_)'
+}
+
+unhex_cols() {
+	perl -lne 'BEGIN { @c = @ARGV; @ARGV = () } my @f = split /\|/, $_, -1; $f[$_ - 1] = pack("H*", $f[$_ - 1]) for @c; print join "|", @f' "$@"
+}
+
+hexof() {
+	printf '%s' "$1" | od -An -tx1 | tr -d ' \n' | tr a-f A-F
 }
 
 # test_sqlite_only WHY: the next test is of SQLite's own file or of

@@ -2,15 +2,6 @@
 # Usage, version, help and the exit status for bad command lines.
 . "$(dirname "$0")/lib.sh"
 
-# no_catalog PATH: nothing made the catalog PATH: no file there, and on
-# PostgreSQL no table in its database (which pg-catalogs.sh makes empty)
-no_catalog() {
-	test ! -e "$1" &&
-	if backend_is pg; then
-		test "$(qdb "$1" "select count(*) from information_schema.tables where table_schema = 'public'")" = 0
-	fi
-}
-
 test_expect_success 'no command is a usage error (64)' '
 	test_expect_code 64 px 2>err &&
 	grep -q "usage: photoidx" err

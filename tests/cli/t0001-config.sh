@@ -5,30 +5,9 @@
 # file does.
 . "$(dirname "$0")/lib.sh"
 
-# Until pg-catalogs.sh is fixed (reported to the lead): its rm drops the
-# database but keeps its "made" mark (drop() uses $n after psql_on has
-# set n=postgres), so the next --db of that path finds no database.
-# Forget the mark here too.
-if backend_is pg; then
-	catalog_rm() {
-		sh "$PIX_PGC" rm "$@" &&
-		for c do rm -rf "$PIX_PGC_TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
-	}
-fi
-
 # the caller's own settings must not leak in
 unset PHOTOIDX_DB XDG_CONFIG_HOME
 DEFAULT_DB="$XDG_DATA_HOME/photoidx/catalog.db"
-
-# unhex: each line of hex digits as the text it encodes (a path column
-# read through hex(), which is the same whether PostgreSQL's column is
-# bytea or text, and on SQLite)
-unhex() {
-	while read -r h; do
-		printf '%s' "$h" | xxd -r -p
-		echo
-	done
-}
 
 # the base names in the catalog $DB, sorted, on one line
 names() {
@@ -55,14 +34,6 @@ catalog_made() {
 		test -f "$1"
 	else
 		test "$(qdb "$1" "select count(*) from information_schema.tables where table_name = 'scans'")" = 1
-	fi
-}
-
-# no_catalog PATH: nothing made the catalog PATH (and no file there)
-no_catalog() {
-	test ! -e "$1" &&
-	if backend_is pg; then
-		test "$(qdb "$1" "select count(*) from information_schema.tables where table_schema = 'public'")" = 0
 	fi
 }
 

@@ -4,27 +4,6 @@
 # real pixel size, the summary and the default catalog location.
 . "$(dirname "$0")/lib.sh"
 
-# Until pg-catalogs.sh is fixed (reported to the lead): its rm drops the
-# database but keeps its "made" mark (drop() uses $n after psql_on has
-# set n=postgres), so the next --db of that path finds no database.
-# Forget the mark here too.
-if backend_is pg; then
-	catalog_rm() {
-		sh "$PIX_PGC" rm "$@" &&
-		for c do rm -rf "$PIX_PGC_TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
-	}
-fi
-
-# unhex: each line of hex digits as the bytes it encodes (a path column
-# read through hex(), the same on SQLite and on PostgreSQL, whose path
-# columns are bytea or text)
-unhex() {
-	while read -r h; do
-		printf '%s' "$h" | xxd -r -p
-		echo
-	done
-}
-
 mk_library() {
 	mkdir -p lib/2023/trip lib/2024 lib/.thumbnails lib/@eaDir
 	mkfix jpeg lib/2023/trip/IMG_0001.JPG --width 64 --height 48 --exif-size 4000,3000 \

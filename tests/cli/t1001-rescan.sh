@@ -8,22 +8,6 @@ count() {
 	q "select count(*) from file_info where $1"
 }
 
-# unhex: each line of hex digits as the bytes it encodes (a path column
-# read through hex(), the same on SQLite and on PostgreSQL, whose path
-# columns are bytea or text)
-unhex() {
-	while read -r h; do
-		printf '%s' "$h" | xxd -r -p
-		echo
-	done
-}
-
-# unhex_cols N...: in each line of '|'-separated columns, columns N...
-# (hex digits) as the bytes they encode
-unhex_cols() {
-	perl -lne 'BEGIN { @c = @ARGV; @ARGV = () } my @f = split /\|/, $_, -1; $f[$_ - 1] = pack("H*", $f[$_ - 1]) for @c; print join "|", @f' "$@"
-}
-
 test_expect_success 'setup: library scanned once' '
 	mkdir -p lib/a lib/b lib/c/d &&
 	for i in 1 2 3 4 5; do mkfix jpeg lib/a/img$i.jpg --seed $i --make Canon --date "2020:01:0$i 10:00:00"; done &&

@@ -16,16 +16,6 @@ q_van() {
 	qdb van.db "$@"
 }
 
-# unhex: each line of hex digits as the bytes it encodes (a path column
-# read through hex(), the same on SQLite and on PostgreSQL, whose path
-# columns are bytea or text)
-unhex() {
-	while read -r h; do
-		printf '%s' "$h" | xxd -r -p
-		echo
-	done
-}
-
 state_of() {
 	q "select state from file_info where name = '$1'"
 }

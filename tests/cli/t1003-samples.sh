@@ -10,16 +10,6 @@ require_samples
 DATA="$REPO/tests/data"
 ROOT="$TRASH/samples"
 
-# unhex: each line of hex digits as the bytes it encodes (a path column
-# read through hex(), the same on SQLite and on PostgreSQL, whose path
-# columns are bytea or text)
-unhex() {
-	while read -r h; do
-		printf '%s' "$h" | xxd -r -p
-		echo
-	done
-}
-
 test_expect_success 'setup: a copy of the samples, scanned' '
 	cp -rp "$PIX_SAMPLES" samples && chmod -R u+w samples &&
 	test_expect_code 1 px scan --db "$DB" --json samples >s.json 2>err &&

@@ -4,17 +4,6 @@
 # gone before the summary.
 . "$(dirname "$0")/lib.sh"
 
-# Until pg-catalogs.sh is fixed (reported to the lead): its rm drops the
-# database but keeps its "made" mark (drop() uses $n after psql_on has
-# set n=postgres), so the next --db of that path finds no database.
-# Forget the mark here too.
-if backend_is pg; then
-	catalog_rm() {
-		sh "$PIX_PGC" rm "$@" &&
-		for c do rm -rf "$PIX_PGC_TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
-	}
-fi
-
 test_expect_success 'setup: files that take a second to read' '
 	mkdir -p lib && i=0 &&
 	while [ $i -lt 12 ]; do head -c 131072 /dev/urandom >lib/f$i.bin; i=$((i + 1)); done &&

@@ -4,17 +4,6 @@
 # refuses at once with --no-wait.
 . "$(dirname "$0")/lib.sh"
 
-# Until pg-catalogs.sh is fixed (reported to the lead): its rm drops the
-# database but keeps its "made" mark (drop() uses $n after psql_on has
-# set n=postgres), so the next --db of that path finds no database.
-# Forget the mark here too.
-if backend_is pg; then
-	catalog_rm() {
-		sh "$PIX_PGC" rm "$@" &&
-		for c do rm -rf "$PIX_PGC_TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
-	}
-fi
-
 # ro_q SQL: SQL on $DB as a front end reads it (SQLite: read-only, with a
 # busy timeout, as a front end must set one)
 ro_q() {

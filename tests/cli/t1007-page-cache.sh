@@ -5,17 +5,6 @@
 # Measured with fincore(1) on a real file system after emptying the cache.
 . "$(dirname "$0")/lib.sh"
 
-# Until pg-catalogs.sh is fixed (reported to the lead): its rm drops the
-# database but keeps its "made" mark (drop() uses $n after psql_on has
-# set n=postgres), so the next --db of that path finds no database.
-# Forget the mark here too.
-if backend_is pg; then
-	catalog_rm() {
-		sh "$PIX_PGC" rm "$@" &&
-		for c do rm -rf "$PIX_PGC_TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
-	}
-fi
-
 resident_bytes() {
 	fincore -b -n -o RES "$@" | awk '{ s += $1 } END { print s + 0 }'
 }

@@ -6,21 +6,6 @@
 # The second file system is a tmpfs mounted here (root only).
 . "$(dirname "$0")/lib.sh"
 
-# unhex: each line of hex digits as the bytes it encodes (a path column
-# read through hex(), the same on SQLite and on PostgreSQL, whose path
-# columns are bytea or text)
-unhex() {
-	while read -r h; do
-		printf '%s' "$h" | xxd -r -p
-		echo
-	done
-}
-
-# hexof TEXT: TEXT's bytes as hex() gives them
-hexof() {
-	printf '%s' "$1" | od -An -tx1 | tr -d ' \n' | tr a-f A-F
-}
-
 test_expect_success 'setup: a library scanned once' '
 	mkdir -p lib/2023/party lib/2023/trip &&
 	for i in 1 2 3; do mkfix jpeg lib/2023/party/p$i.jpg --seed $i --make Canon --date "2023:06:0$i 20:00:00"; done &&
