@@ -4,6 +4,8 @@
 #
 #   . "$(dirname "$0")/lib.sh"
 #   . "$TEST_DIR/pg-lib.sh"
+#   pg_own_cluster              pg_need and pg_up, in a script that tests
+#                               PostgreSQL itself (skipped in the pg pass)
 #   pg_need                     skip the whole file (1..0 # SKIP) without one
 #   pg_up [LISTEN_ADDR]         this file's cluster, in $TRASH/pg, stopped at
 #                               exit; $PG_URI is its base URI
@@ -43,6 +45,18 @@ pg_need() {
 		echo "1..0 # SKIP no PostgreSQL here: ${why#pg.sh: }"
 		exit 0
 	fi
+}
+
+# pg_own_cluster: for a script that tests PostgreSQL itself (against
+# SQLite, or its server's failures): skipped in the PIX_TEST_BACKEND=pg
+# pass, which would run it again; else pg_need and pg_up
+pg_own_cluster() {
+	if [ "$PIX_TEST_BACKEND" = pg ]; then
+		echo "1..0 # SKIP a PostgreSQL test of its own, run in the default pass"
+		exit 0
+	fi
+	pg_need
+	pg_up
 }
 
 pg_down() {

@@ -5,14 +5,9 @@
 # connection, and the scan or the watch goes on.  Each time nothing
 # committed is lost, every file is indexed once with its right MD5, and
 # one run is recorded.
-if [ "${PIX_TEST_BACKEND:-sqlite}" = pg ]; then
-	echo "1..0 # SKIP a PostgreSQL test of its own, run in the default pass"
-	exit 0
-fi
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIR/pg-lib.sh"
-pg_need
-pg_up
+pg_own_cluster
 trap 'test -s watch.pid && kill -9 "$(cat watch.pid)" 2>/dev/null; cleanup' EXIT
 
 # every file of tree $1 has one row, state ok, with md5sum's MD5, in $2

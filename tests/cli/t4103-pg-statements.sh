@@ -3,14 +3,9 @@
 # SQLite (the unit test /store/every-statement-prepares-pg, given a fresh
 # database of a throwaway cluster): a dialect mistake fails here, not at
 # the first run that reaches the statement.
-if [ "${PIX_TEST_BACKEND:-sqlite}" = pg ]; then
-	echo "1..0 # SKIP a PostgreSQL test of its own, run in the default pass"
-	exit 0
-fi
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIR/pg-lib.sh"
-pg_need
-pg_up
+pg_own_cluster
 
 test_expect_success 'every statement of the table prepares on PostgreSQL, for a writer and a reader' '
 	uri=$(pg_db statements) &&
