@@ -31,6 +31,32 @@
  *     kept inserts of different tables among themselves: those go in the
  *     order each statement was first used (c->copies), which is the order
  *     of the foreign keys (a file's row is written before its metadata's).
+ *  5. Between calls, the connection is in pipeline mode (unless it is
+ *     gone), c->expect holds exactly the c->n_deferred statements that did
+ *     not wait (at most PENDING_MAX), and rows are kept or statements
+ *     deferred only inside a transaction.  conn_check() checks 1-5 at the
+ *     entry of every call that sends.
+ *
+ * The connection's states, and what moves it (every arrow that sends
+ * anything first sends the kept rows, invariant 4, but COPY-able inserts):
+ *
+ *            BEGIN (round trip)
+ *     IDLE ---------------------> IN_TX <-----------------------------+
+ *      ^                            |  a statement without rows:       |
+ *      |  COMMIT, ROLLBACK          |  deferred (a round trip at       |
+ *      +----------------------------+  PENDING_MAX); an INSERT of      |
+ *      |  (round trip; a failed     |  parameters: kept for COPY (sent |
+ *      |   COMMIT ends it too)      |  at COPY_MAX); one with rows,    |
+ *      |                            |  changes(), exec: round trip ----+
+ *      |                            v
+ *      |                         FAILED: a statement's error (its
+ *      +---- ROLLBACK --------   SQLSTATE kept, c->errmsg); the server's
+ *                                transaction is aborted until ROLLBACK
+ *
+ *     any state --(the socket fails, the server ends the session)--> LOST:
+ *     PQstatus is CONNECTION_BAD or the SQLSTATE is of class 08 / 57P0x;
+ *     every call fails; pix_pg_is_lost() says so, and the store makes a
+ *     new connection (pix_store_reconnect()) and writes its batch again.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "db.h"
@@ -243,6 +269,21 @@ int pix_pg_in_transaction(PixPgConn *c)
 	return c->in_tx;
 }
 
+/* Invariants 4 and 5 (pager.c's assert_pager_state() is the model). */
+static gboolean conn_check(const PixPgConn *c)
+{
+	if (c == NULL || c->conn == NULL)
+		return FALSE;
+	if (PQstatus(c->conn) == CONNECTION_BAD)
+		return TRUE;    /* LOST: whatever was pending is gone with it */
+	gsize kept = 0;
+	for (guint i = 0; i < c->copies->len; i++)
+		kept += ((const PixPgStmt *)g_ptr_array_index(c->copies, i))->copy_rows->len;
+	return PQpipelineStatus(c->conn) == PQ_PIPELINE_ON && kept == c->copy_bytes &&
+	       c->expect->len == c->n_deferred && c->n_deferred <= PENDING_MAX &&
+	       (c->in_tx || (c->n_deferred == 0 && c->copy_bytes == 0));
+}
+
 static void expect(PixPgConn *c, Want want, PixPgStmt *st)
 {
 	Expect e = { want, st };
@@ -402,6 +443,7 @@ gint64 pix_pg_changes(PixPgConn *c)
 
 int pix_pg_exec(PixPgConn *c, const char *sql)
 {
+	g_assert(conn_check(c));
 	int rc = flush_copies(c);
 	if (rc == SQLITE_OK && (c->expect->len > 0 || c->to_close->len > 0))
 		rc = round_trip(c);
@@ -544,6 +586,7 @@ static void keep_row(PixPgStmt *st)
 
 int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 {
+	g_assert(conn_check(c));
 	PixPgStmt *st = g_new0(PixPgStmt, 1);
 	st->c = c;
 	st->row = -1;
@@ -722,6 +765,7 @@ int pix_pg_bind_blob(PixPgStmt *st, int i, const void *blob, int n)
 int pix_pg_step(PixPgStmt *st)
 {
 	PixPgConn *c = st->c;
+	g_assert(conn_check(c));
 	if (st->res != NULL) {
 		clear_row(st);
 		return ++st->row < PQntuples(st->res) ? SQLITE_ROW : SQLITE_DONE;
