@@ -36,6 +36,14 @@ void pix_store_bind_under(PixStmt *st, int first, char **paths);
  * photoidx.host holds it from its start (store-pg.c) */
 #define PG_THIS_HOST "current_setting('photoidx.host')"
 #define ONLINE_DIR " AND (d.volume_id IS NULL OR d.volume_id IN " ONLINE_VOLUMES ")"
+/* PostgreSQL (schema/pg/0002): the identities of dirs, roots and volumes
+ * are unique on the SHA-256 of the path or ident, which the upserts name
+ * (ON CONFLICT (volume_id, PG_KEY("rel_path"))) and the lookups compare
+ * before the path itself; dirs_by_path is on a path's first PG_PREFIX
+ * bytes.  Both because a btree entry holds at most 2704 bytes. */
+#define PG_KEY(col) "sha256(" col ")"
+#define PG_PREFIX 1024
+#define PG_PRE(col) "substring(" col " FROM 1 FOR " G_STRINGIFY(PG_PREFIX) ")"
 
 /*
  * Values a set look-up binds at once (ST_FIND_DIRS, ST_DIRS_FILES,

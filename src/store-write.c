@@ -762,9 +762,11 @@ static gboolean begin_scan(PixStore *s, const char *command, char **roots, GErro
 			: "INSERT INTO scans (command, roots, started_at, state) VALUES (?1, ?2, ?3, 'running') RETURNING id",
 			&scan);
 	if (rc == SQLITE_OK)
-		rc = pix_store_prepare(s, "INSERT INTO roots (path, first_scan_at, volume_id, rel_path)"
-		                        " VALUES (?1, ?2, ?3, ?4)"
-		                        " ON CONFLICT (volume_id, rel_path) DO UPDATE SET path = ?1", &root);
+		rc = pix_store_prepare(s, is_pg
+			? "INSERT INTO roots (path, first_scan_at, volume_id, rel_path) VALUES (?1, ?2, ?3, ?4)"
+			  " ON CONFLICT (volume_id, " PG_KEY("rel_path") ") DO UPDATE SET path = ?1"
+			: "INSERT INTO roots (path, first_scan_at, volume_id, rel_path) VALUES (?1, ?2, ?3, ?4)"
+			  " ON CONFLICT (volume_id, rel_path) DO UPDATE SET path = ?1", &root);
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot record the scan");
 		rollback_batch(s);
@@ -1882,9 +1884,14 @@ gboolean pix_store_forget(PixStore *s, gint64 volume_id, gboolean is_dry_run, gi
 		goto fail;
 	*n_files = pix_db_changes(s->db);
 	/* each one's last word in the change log, then the rows */
-	if (!run_ints(s, "INSERT INTO changes (file_id, at, kind, old_path, old_md5, old_size)"
-	              " SELECT i.id, ?1, 'forgotten', i.path, f.md5, f.size FROM forget_ids x"
-	              " JOIN file_info i ON i.id = x.id JOIN files f ON f.id = x.id ORDER BY x.id",
+	/* (PostgreSQL's file_info.path is text: the bytes are path_bytes) */
+	if (!run_ints(s, pix_db_is_pg(s->db)
+	              ? "INSERT INTO changes (file_id, at, kind, old_path, old_md5, old_size)"
+	                " SELECT i.id, ?1, 'forgotten', i.path_bytes, f.md5, f.size FROM forget_ids x"
+	                " JOIN file_info i ON i.id = x.id JOIN files f ON f.id = x.id ORDER BY x.id"
+	              : "INSERT INTO changes (file_id, at, kind, old_path, old_md5, old_size)"
+	                " SELECT i.id, ?1, 'forgotten', i.path, f.md5, f.size FROM forget_ids x"
+	                " JOIN file_info i ON i.id = x.id JOIN files f ON f.id = x.id ORDER BY x.id",
 	              what, error, 1, pix_store_now()) ||
 	    !pix_store_exec(s, "UPDATE files SET sidecar_id = NULL WHERE sidecar_id IN (SELECT id FROM forget_ids);"
 	              " DELETE FROM meta WHERE file_id IN (SELECT id FROM forget_ids);"

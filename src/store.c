@@ -92,11 +92,11 @@ G_STATIC_ASSERT(PIX_STORE_SET == 256);
 /* a directory's row, by its volume and path: what a listing that failed
  * does not know, the row keeps; a directory --quick did not list keeps the
  * run that did */
-#define DIR_UPSERT DIR_UPSERT_AS("", "")
-#define DIR_UPSERT_AS(id_col, id_param) \
+#define DIR_UPSERT DIR_UPSERT_AS("", "", "rel_path")
+#define DIR_UPSERT_AS(id_col, id_param, key) \
 	"INSERT INTO dirs (" id_col "parent_id, path, dev, ino, mtime_ns, ctime_ns, state, error, scanned_at, fsid," \
 	" listed_scan_id, volume_id, rel_path) VALUES (" id_param "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14)" \
-	" ON CONFLICT (volume_id, rel_path) DO UPDATE SET parent_id = coalesce(?1, dirs.parent_id), path = ?2," \
+	" ON CONFLICT (volume_id, " key ") DO UPDATE SET parent_id = coalesce(?1, dirs.parent_id), path = ?2," \
 	" dev = coalesce(?3, dirs.dev), ino = coalesce(?4, dirs.ino), mtime_ns = coalesce(?5, dirs.mtime_ns)," \
 	" ctime_ns = coalesce(?6, dirs.ctime_ns), state = ?7, error = ?8, scanned_at = ?9," \
 	" fsid = coalesce(?10, dirs.fsid), listed_scan_id = CASE WHEN ?12 THEN dirs.listed_scan_id ELSE ?11 END"
@@ -165,7 +165,7 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	/* one plan found (its id known, ?15): nothing to wait for; a row gone
 	 * meanwhile comes back under that id, and one under that id with
 	 * another path fails the batch, never leaves its files on another row */
-	[ST_DIR_UPSERT_KNOWN] = DIR_UPSERT_AS("id, ", "?15, "),
+	[ST_DIR_UPSERT_KNOWN] = DIR_UPSERT_AS("id, ", "?15, ", "rel_path"),
 	[ST_DIR_MISSING] = "UPDATE dirs SET state = 'missing' WHERE id = ?1",
 	[ST_FILE_INSERT] =
 		"INSERT INTO files (id, dir_id, name, dev, ino, mode, size, mtime_ns, ctime_ns, md5,"
@@ -288,11 +288,40 @@ static const char *const statement_pg[N_STATEMENTS] = {
 		" exposure_program = EXCLUDED.exposure_program, metering_mode = EXCLUDED.metering_mode,"
 		" flash = EXCLUDED.flash, gps_time = EXCLUDED.gps_time, gps_direction = EXCLUDED.gps_direction,"
 		" gps_direction_ref = EXCLUDED.gps_direction_ref, description = EXCLUDED.description, lent = 0",
+	/* identities are unique on the SHA-256 of the path or ident
+	 * (schema/pg/0002: a btree entry holds at most 2704 bytes, a path
+	 * PATH_MAX): the upserts name that index, the lookups go by it */
+	[ST_DIR_UPSERT] = DIR_UPSERT_AS("", "", PG_KEY("rel_path")) " RETURNING id",
+	[ST_DIR_UPSERT_KNOWN] = DIR_UPSERT_AS("id, ", "?15, ", PG_KEY("rel_path")),
+	[ST_FIND_DIRS] =
+		"WITH v (volume_id) AS (SELECT ?1::bigint),"
+		" r (rel_path) AS (SELECT DISTINCT unnest(ARRAY[" SET_PARAMS "]::bytea[]))"
+		" SELECT d.id, d.path, d.state, d.rel_path FROM v, r, dirs d"
+		" WHERE d.volume_id = v.volume_id AND " PG_KEY("d.rel_path") " = " PG_KEY("r.rel_path")
+		" AND d.rel_path = r.rel_path",
+	[ST_DIR_STAT] =
+		"SELECT d.id, d.dev, d.ino, d.mtime_ns, d.ctime_ns, s.started_at FROM dirs d"
+		" JOIN scans s ON s.id = d.listed_scan_id"
+		" WHERE d.volume_id = ?1 AND " PG_KEY("d.rel_path") " = " PG_KEY("?3::bytea") " AND d.rel_path = ?3"
+		" AND d.state = 'ok' AND (s.state = 'done' OR s.id = ?2)",
+	/* dirs_by_path is on the first PG_PREFIX bytes: each comparison also
+	 * on those, which x > y and x < y imply */
+	[ST_DIRS_UNDER] =
+		"SELECT d.id, d.path, d.state FROM dirs d WHERE d.state <> 'missing' AND"
+		" ((" PG_PRE("d.path") " = " PG_PRE("?1::bytea") " AND d.path = ?1)"
+		" OR (" PG_PRE("d.path") " = " PG_PRE("?2::bytea") " AND d.path = ?2)"
+		" OR (" PG_PRE("d.path") " BETWEEN " PG_PRE("?3::bytea") " AND " PG_PRE("?4::bytea")
+		" AND d.path > ?3 AND d.path < ?4)"
+		" OR (" PG_PRE("d.path") " BETWEEN " PG_PRE("?5::bytea") " AND " PG_PRE("?6::bytea")
+		" AND d.path > ?5 AND d.path < ?6))"
+		ONLINE_DIR,
+	[ST_VOLUME_FIND] = "SELECT id FROM volumes WHERE kind = ?1 AND " PG_KEY("ident") " = " PG_KEY("?2::bytea")
+		" AND ident = ?2",
 	[ST_VOLUME_INSERT] =
 		"INSERT INTO volumes (kind, ident, uuid, label, fstype, source, mount_point, mount_root, dev,"
 		" is_online, first_seen_at, last_seen_at, host)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10, " PG_THIS_HOST ")"
-		" ON CONFLICT (kind, ident) DO NOTHING RETURNING id",
+		" ON CONFLICT (kind, " PG_KEY("ident") ") DO NOTHING RETURNING id",
 	/* sequence numbers are given at commit, under one lock for all
 	 * writers, so they become visible in their order (issue 18): a
 	 * reader that has seen N never later finds an N - 1 */

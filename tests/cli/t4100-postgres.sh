@@ -51,6 +51,8 @@ test_expect_success 'setup: a library with a sidecar, a duplicate, names not UTF
 	PG=$(pg_db cat) && echo "$PG" >pg.uri
 '
 PG=$(cat pg.uri 2>/dev/null)
+# the PostgreSQL schema version this photoidx makes: its last migration
+PG_VERSION=$(ls "$REPO"/schema/pg/[0-9]*.sql | wc -l)
 
 test_expect_success 'scan into PostgreSQL: the same catalog as into SQLite' '
 	px scan --db "$PG" lib >out && grep -q "^9 new" out &&
@@ -199,7 +201,7 @@ test_expect_success 'a newer schema and a foreign database are refused' '
 	pg_q cat "UPDATE photoidx_catalog SET schema_version = 99" &&
 	test_expect_code 2 px ls --db "$PG" 2>err && grep -q "schema version 99, newer than this photoidx" err &&
 	test_expect_code 2 px scan --db "$PG" lib 2>err && grep -q "newer than this photoidx" err &&
-	pg_q cat "UPDATE photoidx_catalog SET schema_version = 1" &&
+	pg_q cat "UPDATE photoidx_catalog SET schema_version = $PG_VERSION" &&
 	OTHER=$(pg_db other) && pg_q other "CREATE TABLE accounts (id int)" &&
 	test_expect_code 2 px scan --db "$OTHER" lib 2>err && grep -q "is not a photoidx catalog" err &&
 	test "$(pg_q other "SELECT count(*) FROM pg_tables WHERE schemaname = '\''public'\''")" = 1 &&
@@ -215,5 +217,148 @@ test_expect_success 'the password of a URI is not shown in messages' '
 	px status --db "$(echo "$PG" | sed "s|//postgres@|//postgres:sekrit@|")" --json >s.json &&
 	test "$(jq -r .catalog s.json)" = "$PG"
 '
+
+# schema/pg/0002 (issue 25): the views' path, name, dir and rel_path are
+# text as on SQLite (a name not UTF-8 in the display form ls --json
+# prints), the exact bytes in *_bytes
+test_expect_success 'file_info: path, name, dir, rel_path are text as on SQLite, *_bytes the bytes, a name not UTF-8 as ls --json shows it' '
+	mkfix jpeg "lib/b/$(printf '\''odd\\\200\302\205\303\251\t\033\177\355\240\200\360\237\230\200\303.jpg'\'')" --seed 90 &&
+	age lib && px scan --db "$DB" -q lib && px scan --db "$PG" -q lib &&
+	present="state NOT IN ('\''missing'\'', '\''offline'\'')" &&
+	q "SELECT path, name, dir, rel_path FROM file_info WHERE $present AND typeof(name) = '\''text'\''" | sort >text-lite.txt &&
+	pg_q cat "SELECT path, name, dir, rel_path FROM file_info WHERE $present AND name_text IS NOT NULL" | sort >text-pg.txt &&
+	test "$(wc -l <text-lite.txt)" -ge 8 && diff -u text-lite.txt text-pg.txt &&
+	q "SELECT lower(hex(path)) || '\'' '\'' || lower(hex(name)) || '\'' '\'' || lower(hex(dir)) || '\'' '\'' ||
+	   lower(hex(rel_path)) FROM file_info WHERE $present" | sort >text-lite.hex &&
+	pg_q cat "SELECT encode(path_bytes, '\''hex'\'') || '\'' '\'' || encode(name_bytes, '\''hex'\'') || '\'' '\'' ||
+	   encode(dir_bytes, '\''hex'\'') || '\'' '\'' || encode(rel_path_bytes, '\''hex'\'') FROM file_info
+	   WHERE $present" | sort >text-pg.hex &&
+	test "$(wc -l <text-pg.hex)" -ge 10 && diff -u text-lite.hex text-pg.hex &&
+	px ls --db "$DB" --json | jq -c ".[] | [.path, .name, .dir, .rel_path]" | sort >text-lite.json &&
+	pg_q cat "SELECT json_build_array(path, name, dir, rel_path) FROM file_info WHERE $present" | jq -c . | sort >text-pg.json &&
+	diff -u text-lite.json text-pg.json && grep -q "odd" text-pg.json &&
+	test "$(pg_q cat "SELECT name FROM file_info WHERE name_bytes = '\''\\xfffe206c6174696e312e6a7067'\''")" = "\\xff\\xfe latin1.jpg" &&
+	test "$(pg_q cat "SELECT count(*) FROM photos WHERE name LIKE '\''%latin1.jpg'\'' AND path LIKE '\''%/lib/b/%'\''")" = 1 &&
+	test "$(pg_q cat "SELECT count(*) FROM duplicates d JOIN file_info i USING (id)
+	                  WHERE d.path = i.path AND d.path_bytes = i.path_bytes AND d.volume_bytes = i.volume_bytes")" = \
+	     "$(pg_q cat "SELECT count(*) FROM duplicates")"
+'
+
+test_expect_success 'the README'\''s queries run as written on both and give the same rows' '
+	mkdir readme &&
+	mkfix jpeg readme/c1.jpg --make Canon --model "Canon EOS 5D" --date "2020:01:01 10:00:00" --seed 91 &&
+	mkfix jpeg readme/c2.jpg --make Canon --model "Canon EOS R" --date "2021:01:01 10:00:00" --seed 92 &&
+	mkfix jpeg readme/n.jpg --make NIKON --seed 93 &&
+	head -c 300 readme/c1.jpg >readme/broken.jpg && age readme &&
+	PGR=$(pg_db readme) &&
+	test_expect_code 1 px scan --db "$PGR" -q readme 2>/dev/null &&
+	test_expect_code 1 px scan --db readme.db -q readme 2>/dev/null &&
+	sed -n "s/^  \"\(SELECT .*\)\"$/\1/p" "$REPO/README.md" >queries && test "$(wc -l <queries)" -ge 2 &&
+	while read -r sql; do
+		sqlite3 readme.db "$sql" | sort >lite.out && pg_q readme "$sql" | sort >pg.out &&
+		test -s pg.out && diff -u lite.out pg.out || return 1
+	done <queries
+'
+
+# random hex does not compress: 16 components of 200 bytes make a
+# directory 3.2 KB long, beyond a btree entry's 2704 bytes (which failed
+# the whole scan before schema/pg/0002), and a name of 255 bytes
+test_expect_success 'a directory path over 3 KB and a name of 255 bytes are indexed on both, the same' '
+	d=deep/lib && i=0 &&
+	while [ $i -lt 16 ]; do d=$d/$(od -An -N100 -tx1 /dev/urandom | tr -d " \n"); i=$((i + 1)); done &&
+	mkdir -p "$d" && mkfix jpeg "$d/deep.jpg" --seed 94 && mkfix jpeg "$d/$(printf "%0251d" 0).jpg" --seed 95 &&
+	age deep && test "$(printf "%s" "$TRASH/$d" | wc -c)" -gt 3200 &&
+	PGD=$(pg_db deep) && px scan --db "$PGD" -q deep && px scan --db deep.db -q deep &&
+	catalog_of deep.db >lite.csv && catalog_of "$PGD" >pg.csv && test "$(wc -l <pg.csv)" = 2 &&
+	diff -u lite.csv pg.csv &&
+	test "$(pg_q deep "SELECT max(length(rel_path)) FROM dirs")" -gt 3200 &&
+	touch "$d" && px scan --db "$PGD" --json deep >s.json &&
+	test "$(jq .unchanged s.json)" = 2 && test "$(jq .new s.json)" = 0 &&
+	test "$(pg_q deep "SELECT count(*) FROM dirs")" = "$(q_deep=$(sqlite3 deep.db "SELECT count(*) FROM dirs") && echo "$q_deep")" &&
+	pg_q deep "SET enable_seqscan = off; EXPLAIN SELECT id FROM dirs WHERE volume_id = 1
+	           AND sha256(rel_path) = sha256('\''\\x00'\''::bytea) AND rel_path = '\''\\x00'\''" >plan &&
+	grep -q "dirs_by_volume_path" plan &&
+	pg_q deep "SET enable_seqscan = off; EXPLAIN SELECT id FROM dirs WHERE
+	           substring(path FROM 1 FOR 1024) = substring('\''\\x00'\''::bytea FROM 1 FOR 1024)" >plan &&
+	grep -q "dirs_by_path" plan
+'
+
+# a catalog photoidx made at PostgreSQL schema version 1 (schema/pg/0001
+# by hand, its rows those a scan wrote into SQLite, whose tables have the
+# same columns first): upgraded in place by the next writer
+test_expect_success 'a catalog of PostgreSQL schema version 1 is upgraded in place: every row kept, then read and written' '
+	mkdir up && mkfix jpeg up/a.jpg --seed 96 && mkfix jpeg "up/$(printf "\377 b.jpg")" --seed 97 &&
+	cp up/a.jpg up/c.jpg && age up && px scan --db up.db -q up &&
+	PGU=$(pg_db up) && pg_q up <"$REPO/schema/pg/0001-catalog.sql" >/dev/null &&
+	pg_q up "INSERT INTO photoidx_catalog (application, schema_version) VALUES ('\''photoidx'\'', 1)" &&
+	for t in volumes scans roots dirs files meta changes; do
+		sqlite3 up.db ".mode insert $t" "SELECT * FROM $t" || return 1
+	done | sed "s/X'\''\([0-9A-Fa-f]*\)'\''/'\''\\\\x\1'\''::bytea/g" >rows.sql &&
+	pg_q up <rows.sql >/dev/null &&
+	for t in volumes scans roots dirs files; do
+		pg_q up "SELECT setval(pg_get_serial_sequence('\''$t'\'', '\''id'\''), max(id)) FROM $t" >/dev/null || return 1
+	done &&
+	rows="SELECT '\''f'\'', id, dir_id, encode(name, '\''hex'\''), encode(md5, '\''hex'\''), size, mtime_ns FROM files
+	      UNION ALL SELECT '\''d'\'', id, parent_id, encode(rel_path, '\''hex'\''), encode(path, '\''hex'\''), volume_id, 0 FROM dirs
+	      UNION ALL SELECT '\''r'\'', id, volume_id, encode(rel_path, '\''hex'\''), encode(path, '\''hex'\''), 0, 0 FROM roots
+	      UNION ALL SELECT '\''m'\'', file_id, width, date_taken, make, 0, 0 FROM meta
+	      UNION ALL SELECT '\''c'\'', seq, file_id, kind, encode(new_md5, '\''hex'\''), 0, 0 FROM changes" &&
+	pg_q up "$rows UNION ALL SELECT '\''v'\'', id, 0, kind, encode(convert_to(ident, '\''UTF8'\''), '\''hex'\''), dev, 0
+	         FROM volumes ORDER BY 1, 2" >before &&
+	test "$(grep -c "^f|" before)" = 3 &&
+	test_expect_code 2 px ls --db "$PGU" 2>err && grep -q "schema version 1; run .photoidx scan. once" err &&
+	px scan --db "$PGU" --json up >s.json &&
+	test "$(jq .unchanged s.json)" = 3 && test "$(jq ".new + .changed + .moved + .missing" s.json)" = 0 &&
+	test "$(pg_q up "SELECT schema_version FROM photoidx_catalog")" = "$PG_VERSION" &&
+	pg_q up "$rows UNION ALL SELECT '\''v'\'', id, 0, kind, encode(ident, '\''hex'\''), dev, 0
+	         FROM volumes ORDER BY 1, 2" >after &&
+	diff -u before after &&
+	px scan --db up.db -q up && catalog_of up.db >lite.csv && catalog_of "$PGU" >pg.csv && diff -u lite.csv pg.csv &&
+	mkdir up/new && mkfix jpeg up/new/d.jpg --seed 98 && age up &&
+	px scan --db "$PGU" -q up && px scan --db up.db -q up &&
+	catalog_of up.db >lite.csv && catalog_of "$PGU" >pg.csv && test "$(wc -l <pg.csv)" = 4 && diff -u lite.csv pg.csv &&
+	test "$(pg_q up "SELECT name FROM file_info WHERE name_bytes = '\''\\xff20622e6a7067'\''")" = "\\xff b.jpg"
+'
+
+# a volume's names as the kernel and the file system give them: a tmpfs
+# mounted from a source that is not UTF-8 (its identity holds the
+# source), an ext4 file system labelled in Latin-1
+can_mount=
+if [ "$(id -u)" = 0 ] && mkdir mnt-probe && mount -t tmpfs probe mnt-probe 2>/dev/null; then
+	umount mnt-probe && can_mount=1
+fi
+if [ -n "$can_mount" ]; then
+	test_expect_success 'a mount source, an identity and a label not UTF-8 are stored exactly; volumes says the same on both' '
+		mkdir -p vol/t vol/e && mount -t tmpfs "$(printf "src\377\376")" vol/t &&
+		mkfix jpeg vol/t/x.jpg --seed 99 &&
+		if truncate -s 32M lbl.img && mkfs.ext4 -q -F -L "$(printf "\377\376lbl")" lbl.img &&
+		   l=$(losetup -f --show lbl.img 2>/dev/null); then
+			echo "$l" >loop && mount "$l" vol/e && mkfix jpeg vol/e/y.jpg --seed 100
+		fi &&
+		age vol/t vol/e &&
+		PGV=$(pg_db vol) && px scan --db "$PGV" -q vol/t vol/e && px scan --db vol.db -q vol/t vol/e &&
+		px volumes --db vol.db >lite.out && px volumes --db "$PGV" >pg.out && diff -u lite.out pg.out &&
+		px volumes --db vol.db --json >lite.json && px volumes --db "$PGV" --json >pg.json &&
+		diff -u lite.json pg.json &&
+		catalog_of vol.db >lite.csv && catalog_of "$PGV" | jq -cS "del(.volume_b64, .volume_label_b64)" >pg.csv &&
+		diff -u lite.csv pg.csv &&
+		test "$(pg_q vol "SELECT encode(source, '\''hex'\'') FROM volumes WHERE kind = '\''mount'\''")" = 737263fffe &&
+		test "$(pg_q vol "SELECT encode(ident, '\''hex'\'') FROM volumes WHERE kind = '\''mount'\''")" = \
+		     "$(printf "tmpfs:src\377\376:%s" "$TRASH/vol/t" | od -An -tx1 | tr -d " \n")" &&
+		test "$(pg_q vol "SELECT volume FROM file_info WHERE name = '\''x.jpg'\''")" = "tmpfs:src\\xff\\xfe:$TRASH/vol/t" &&
+		test "$(pg_q vol "SELECT volume_bytes = ident FROM file_info JOIN volumes ON kind = '\''mount'\''
+		                  WHERE name = '\''x.jpg'\''")" = t &&
+		if [ -s loop ]; then
+			test "$(pg_q vol "SELECT encode(label, '\''hex'\'') FROM volumes WHERE kind = '\''uuid'\''")" = fffe6c626c &&
+			test "$(pg_q vol "SELECT volume_label FROM file_info WHERE name = '\''y.jpg'\''")" = "\\xff\\xfelbl" &&
+			catalog_of "$PGV" | grep -q "\"volume_label_b64\":\"//5sYmw=\""
+		fi
+	'
+	umount vol/e 2>/dev/null; umount vol/t 2>/dev/null
+	[ -s loop ] && losetup -d "$(cat loop)" 2>/dev/null
+else
+	test_skip 'a mount source, an identity and a label not UTF-8 are stored exactly; volumes says the same on both' \
+		'needs root and mount'
+fi
 
 test_done
