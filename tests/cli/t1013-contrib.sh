@@ -19,6 +19,7 @@ run_installed() {
 	env -u XDG_DATA_HOME HOME="$TRASH/home" sh -c "$(echo "$1" | sed "s|/usr/local/bin/photoidx|$PHOTOIDX|g")"
 }
 
+test_sqlite_only 'the crontab line and the units use the default catalog, a SQLite file in $HOME/.local/share/photoidx'
 test_expect_success 'the crontab line scans, then verifies, into the default catalog' '
 	line=$(grep -v "^#" "$CRON" | grep -v "^[[:space:]]*$") &&
 	test "$(echo "$line" | wc -l)" = 1 &&
@@ -30,6 +31,7 @@ test_expect_success 'the crontab line scans, then verifies, into the default cat
 	test "$(sqlite3 "$db" "select count(*) from files where verify_state = '\''ok'\''")" = 3
 '
 
+test_sqlite_only 'the crontab line and the units use the default catalog, a SQLite file in $HOME/.local/share/photoidx'
 test_expect_success 'the systemd units: what the timer starts runs scan, then verify' '
 	grep -q "^Unit=photoidx-verify.service" "$UNITS/photoidx-nightly.timer" &&
 	grep -q "^After=photoidx-scan.service" "$UNITS/photoidx-verify.service" &&
@@ -57,6 +59,7 @@ else
 	test_skip 'systemd-analyze verify accepts the units' 'systemd-analyze is not installed'
 fi
 
+test_sqlite_only 'the crontab line and the units use the default catalog, a SQLite file in $HOME/.local/share/photoidx'
 test_expect_success 'the watch unit runs the watcher on the library, and SIGTERM (systemctl stop) ends it cleanly' '
 	f="$UNITS/photoidx-watch.service"
 	envs=$(sed -n "s/^Environment=//p" "$f" | sed "s|%h|$TRASH/home|g")
@@ -77,6 +80,7 @@ test_expect_success 'the watch unit runs the watcher on the library, and SIGTERM
 	test "$(sqlite3 "$db" "select count(*) from files")" = 4
 '
 
+test_sqlite_only 'the crontab line and the units use the default catalog, a SQLite file in $HOME/.local/share/photoidx'
 test_expect_success 'a night whose scan exits 1 (a damaged file) still verifies, in the crontab and the man page' '
 	line=$(grep -v "^#" "$CRON" | grep -v "^[[:space:]]*$") &&
 	cmd=$(echo "$line" | awk "{ for (i = 6; i <= NF; i++) printf \"%s \", \$i }") &&

@@ -41,8 +41,10 @@ test_expect_success 'setup: images without dates, their sidecars, one image with
 
 test_expect_success 'sidecars are typed as such and linked to their images' '
 	test "$(q "select count(*) from file_info where media = '\''sidecar'\'' and mime = '\''application/rdf+xml'\''")" = 3 &&
-	test "$(q "select s.name from file_info f join files s on s.id = f.sidecar_id where f.name = '\''IMG_0001.jpg'\''")" = IMG_0001.jpg.xmp &&
-	test "$(q "select s.name from file_info f join files s on s.id = f.sidecar_id where f.name = '\''IMG_0002.tif'\''")" = IMG_0002.xmp &&
+	test "$(q "select count(*) from file_info f join files s on s.id = f.sidecar_id where f.name = '\''IMG_0001.jpg'\''
+		and hex(s.name) = hex('\''IMG_0001.jpg.xmp'\'')")" = 1 &&
+	test "$(q "select count(*) from file_info f join files s on s.id = f.sidecar_id where f.name = '\''IMG_0002.tif'\''
+		and hex(s.name) = hex('\''IMG_0002.xmp'\'')")" = 1 &&
 	test -z "$(q "select sidecar_id from file_info where name = '\''lonely.jpg'\''")" &&
 	test -z "$(q "select sidecar_id from file_info where name like '\''%.xmp'\''")"
 '
@@ -50,14 +52,16 @@ test_expect_success 'sidecars are typed as such and linked to their images' '
 test_expect_success 'an image without a date or position takes them from its sidecar' '
 	test "$(q "select date_taken || date_tz || '\'' '\'' || date_source from file_info where name = '\''IMG_0001.jpg'\''")" = \
 		"2021-06-05T14:30:00+02:00 sidecar XMP exif:DateTimeOriginal" &&
-	test "$(q "select round(gps_lat, 4) || '\'','\'' || round(gps_lon, 4) from file_info where name = '\''IMG_0001.jpg'\''")" = "48.8577,-2.295" &&
+	test "$(q "select gps_lat || '\'','\'' || gps_lon from file_info where name = '\''IMG_0001.jpg'\''" |
+		awk -F, "{ printf \"%.4f,%.4f\", \$1, \$2 }")" = "48.8577,-2.2950" &&
 	test "$(q "select date_taken from file_info where name = '\''IMG_0002.tif'\''")" = 2021-06-06T09:00:00
 '
 
 test_expect_success 'the image'\''s own date and position win over the sidecar'\''s' '
 	test "$(q "select date_taken || '\'' '\'' || date_source from file_info where name = '\''IMG_0003.jpg'\''")" = \
 		"2019-01-02T03:04:05 DateTimeOriginal" &&
-	test "$(q "select gps_lat || '\'','\'' || gps_lon from file_info where name = '\''IMG_0003.jpg'\''")" = "10.0,20.0"
+	test "$(q "select gps_lat || '\'','\'' || gps_lon from file_info where name = '\''IMG_0003.jpg'\''" |
+		awk -F, "{ printf \"%.4f,%.4f\", \$1, \$2 }")" = "10.0000,20.0000"
 '
 
 test_expect_success 'a deleted sidecar no longer lends its date' '
@@ -82,12 +86,22 @@ test_expect_success 'a sidecar beside an image whose name is not UTF-8 is linked
 	mkdir bytes && name=$(printf "Caf\351") &&
 	mkfix jpeg "bytes/$name.jpg" && xmp 2024-04-04T04:04:04 >"bytes/$name.xmp" && age bytes &&
 	px scan --db "$DB" -q bytes &&
-	test "$(q "select typeof(name) || '\'' '\'' || date_taken from file_info where dir = '\''$TRASH/bytes'\'' and media = '\''image'\''")" = \
-		"blob 2024-04-04T04:04:04"
+	if backend_is sqlite; then
+		test "$(q "select typeof(name) || '\'' '\'' || date_taken from file_info where dir = '\''$TRASH/bytes'\'' and media = '\''image'\''")" = \
+			"blob 2024-04-04T04:04:04"
+	else
+		test "$(q "select date_taken from file_info where dir = '\''$TRASH/bytes'\'' and media = '\''image'\''")" = \
+			2024-04-04T04:04:04
+	fi
 '
 
 test_expect_success 'a date filter on file_info uses the date index' '
-	q "explain query plan select path from file_info where date_taken between '\''2021-01-01'\'' and '\''2022-01-01'\''" >plan &&
+	if backend_is sqlite; then
+		q "explain query plan select path from file_info where date_taken between '\''2021-01-01'\'' and '\''2022-01-01'\''" >plan
+	else
+		# the tables are small: a sequential scan would win, were it allowed
+		q "set enable_seqscan = off" "explain select path from file_info where date_taken between '\''2021-01-01'\'' and '\''2022-01-01'\''" >plan
+	fi &&
 	grep -q "meta_by_date" plan
 '
 
@@ -184,6 +198,7 @@ downgrade() {
 		UPDATE files SET recheck = 0; PRAGMA user_version = 2"
 }
 
+test_sqlite_only 'the downgrade to schema 2 is of the SQLite file (PRAGMA user_version, its tables rebuilt in SQLite'\''s words)'
 test_expect_success 'a catalog of schema 2 reads again the files whose formats it now understands, not those found damaged' '
 	rm -f old.db && px scan --db old.db -q lib movies &&
 	downgrade old.db &&

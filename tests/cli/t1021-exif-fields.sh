@@ -9,6 +9,12 @@
 
 cols="aperture, exposure_program, metering_mode, flash, gps_time, gps_direction, gps_direction_ref, description"
 
+# reals ROW: ROW as q prints it on this backend: PostgreSQL prints the
+# real 4.0 as 4 (SQLite as 4.0)
+reals() {
+	if backend_is sqlite; then echo "$1"; else echo "$1" | sed 's/\.0|/|/g'; fi
+}
+
 test_expect_success 'setup: a JPEG and a TIFF with every field, one with none, an XMP sidecar' '
 	mkdir lib &&
 	mkfix jpeg lib/a.jpg --make Canon --description "Harbour at dawn" --aperture 497/100 --exposure-program 3 \
@@ -36,7 +42,7 @@ test_expect_success 'JPEG: every field as written (aperture in APEX, the GPS tim
 '
 
 test_expect_success 'TIFF: the same through our reader; 360 degrees is north; a time without a date stamp' '
-	test "$(q "select $cols from file_info where name = '\''b.tif'\''")" = "4.0|1|255|1|01:02:03|0.0|M|A TIFF"
+	test "$(q "select $cols from file_info where name = '\''b.tif'\''")" = "$(reals "4.0|1|255|1|01:02:03|0.0|M|A TIFF")"
 '
 
 test_expect_success 'nothing invented: absent tags and values out of range are unknown' '
@@ -46,7 +52,7 @@ test_expect_success 'nothing invented: absent tags and values out of range are u
 
 test_expect_success 'XMP: a sidecar packet read as an image of its own (UTC, the first description)' '
 	test "$(q "select $cols from file_info where name = '\''none.xmp'\''")" = \
-		"2.8|2|3||2020-01-02T02:04:05Z|90.0|T|Sidecar words"
+		"$(reals "2.8|2|3||2020-01-02T02:04:05Z|90.0|T|Sidecar words")"
 '
 
 test_expect_success 'the CSV and JSON exports carry the new columns' '
@@ -71,10 +77,15 @@ if [ -d "$PIX_SAMPLES" ] && command -v exiftool >/dev/null; then
 test_expect_success 'the real samples: every value equal to exiftool'\''s' '
 	cp -r "$PIX_SAMPLES" samples && chmod -R u+w samples &&
 	test_expect_code 1 px scan --db s.db -q samples 2>/dev/null &&
-	sqlite3 -separator "	" s.db "select path, coalesce(aperture, '\'''\''), coalesce(exposure_program, '\'''\''),
-		coalesce(metering_mode, \"\"), coalesce(flash, \"\"), coalesce(gps_direction, \"\"),
-		coalesce(gps_time, \"\") from file_info where media in (\"image\", \"raw\")
-		and (aperture is not null or exposure_program is not null or flash is not null or gps_time is not null)" >ours &&
+	# (on PostgreSQL the paths are bytes: they come as hex, made bytes again)
+	# and a number is made text before it meets the empty string
+	if backend_is sqlite; then p=path t=""; else p="hex(path)" t=" as text"; fi &&
+	cols=$p && for c in aperture exposure_program metering_mode flash gps_direction gps_time; do
+		cols="$cols, coalesce(cast($c$t), '\'''\'')"; done &&
+	if backend_is sqlite; then cols=$(echo "$cols" | sed "s/cast(\([a-z_]*\))/\1/g"); fi &&
+	qdb s.db -separator "	" "select $cols from file_info where media in ('\''image'\'', '\''raw'\'')
+		and (aperture is not null or exposure_program is not null or flash is not null or gps_time is not null)" |
+		if backend_is sqlite; then cat; else perl -pe '\''s/^([0-9A-F]*)\t/pack("H*", $1) . "\t"/e'\''; fi >ours &&
 	test "$(wc -l <ours)" -ge 40 &&
 	cut -f1 ours | tr "\n" "\0" | xargs -0 exiftool -n -j -EXIF:ApertureValue -EXIF:ExposureProgram -EXIF:MeteringMode \
 		-EXIF:Flash -EXIF:GPSImgDirection -EXIF:GPSTimeStamp >theirs.json 2>/dev/null || true

@@ -203,7 +203,7 @@ test_expect_success 'samples: dups finds the md5-duplicates pair and nothing els
 		px stats --db s.db --json >ss.json &&
 		jq -e ".files == $(find samples -type f | wc -l)" ss.json &&
 		test "$(jq -r ".by_media[] | \"\(.media) \(.files)\"" ss.json | sort)" = \
-			"$(sqlite3 s.db "select media || '\'' '\'' || count(*) from file_info group by media" | sort)"
+			"$(qdb s.db "select media || '\'' '\'' || count(*) from file_info group by media" | sort)"
 	'
 else
 	test_skip 'samples: dups and stats' '../shared/samples is absent'

@@ -5,6 +5,27 @@
 . "$(dirname "$0")/lib.sh"
 
 n_migrations=$(ls "$REPO"/schema/[0-9][0-9][0-9][0-9]-*.sql | wc -l)
+# PostgreSQL's catalog has migrations of its own (schema/pg), its version in
+# photoidx_catalog
+if backend_is pg; then n_migrations=$(ls "$REPO"/schema/pg/[0-9][0-9][0-9][0-9]-*.sql | wc -l); fi
+
+# schema_version CATALOG: the migrations applied to it
+schema_version() {
+	if backend_is sqlite; then
+		qdb "$1" "pragma user_version"
+	else
+		qdb "$1" "select schema_version from photoidx_catalog where application = 'photoidx'"
+	fi
+}
+
+# has_index CATALOG NAME: 1 if CATALOG has the index NAME, else 0
+has_index() {
+	if backend_is sqlite; then
+		qdb "$1" "select count(*) from sqlite_schema where name = '$2'"
+	else
+		qdb "$1" "select count(*) from pg_indexes where schemaname = current_schema() and indexname = '$2'"
+	fi
+}
 
 test_expect_success 'setup' '
 	mkdir -p lib && echo x >lib/a.txt && age lib
@@ -12,18 +33,28 @@ test_expect_success 'setup' '
 
 test_expect_success 'a new catalog has every migration applied and our application id' '
 	px scan --db "$DB" -q lib &&
-	test "$(q "pragma user_version")" = "$n_migrations" &&
-	test "$(q "pragma application_id")" = "$((0x50495843))"
+	test "$(schema_version "$DB")" = "$n_migrations" &&
+	if backend_is sqlite; then test "$(q "pragma application_id")" = "$((0x50495843))"; fi
 '
 
 test_expect_success 'a catalog newer than this photoidx is refused, untouched (exit 2)' '
-	cp "$DB" newer.db && sqlite3 newer.db "pragma user_version = 999" &&
-	md5sum newer.db >before &&
+	catalog_cp "$DB" newer.db &&
+	if backend_is sqlite; then
+		sqlite3 newer.db "pragma user_version = 999" && md5sum newer.db >before
+	else
+		qdb newer.db "update photoidx_catalog set schema_version = 999" &&
+		qdb newer.db "select count(*) from scans" >scans.before
+	fi &&
 	test_expect_code 2 px scan --db newer.db lib 2>err &&
 	grep -q "schema version 999, newer than this photoidx understands ($n_migrations)" err &&
-	md5sum -c --quiet before
+	if backend_is sqlite; then
+		md5sum -c --quiet before
+	else
+		test "$(schema_version newer.db)" = 999 && qdb newer.db "select count(*) from scans" | diff scans.before -
+	fi
 '
 
+test_sqlite_only 'a version 1 catalog is a SQLite file of an older photoidx (schema/0001-init.sql, PRAGMA user_version)'
 test_expect_success 'a version 1 catalog is upgraded by the next scan, its rows kept' '
 	{ cat "$REPO/schema/0001-init.sql"; echo "pragma application_id = $((0x50495843)); pragma user_version = 1;"; } |
 		sqlite3 v1.db &&
@@ -41,18 +72,19 @@ test_expect_success 'a version 1 catalog is upgraded by the next scan, its rows 
 '
 
 test_expect_success 'a first import indexes by MD5 at its end; one killed leaves it to the next writer' '
-	test "$(q "select count(*) from sqlite_schema where name = '\''files_by_md5'\''")" = 1 &&
+	test "$(has_index "$DB" files_by_md5)" = 1 &&
 	mkdir -p slow && i=0 && while [ $i -lt 20 ]; do head -c 100000 /dev/urandom >slow/f$i; i=$((i + 1)); done && age slow
 	"$PHOTOIDX" scan --db first.db -q --readers 1 --limit-rate 500K slow &
 	pid=$!
-	i=0; until [ "$(sqlite3 first.db "select count(*) from files" 2>/dev/null)" -ge 2 ] 2>/dev/null || [ $i -gt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	i=0; until [ "$(qdb first.db "select count(*) from files" 2>/dev/null)" -ge 2 ] 2>/dev/null || [ $i -gt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	kill -KILL $pid; wait $pid 2>/dev/null || true
-	test "$(sqlite3 first.db "select count(*) from sqlite_schema where name = '\''files_by_md5'\''")" = 0 &&
+	test "$(has_index first.db files_by_md5)" = 0 &&
 	px scan --db first.db -q slow &&
-	test "$(sqlite3 first.db "select count(*) from sqlite_schema where name = '\''files_by_md5'\''")" = 1 &&
-	test "$(sqlite3 first.db "pragma integrity_check")" = ok
+	test "$(has_index first.db files_by_md5)" = 1 &&
+	{ backend_is pg || test "$(qdb first.db "pragma integrity_check")" = ok; }
 '
 
+test_sqlite_only 'another SQLite database file at the --db path'
 test_expect_success 'another SQLite database is refused (exit 2)' '
 	sqlite3 other.db "create table t(x); insert into t values (1)" &&
 	test_expect_code 2 px scan --db other.db lib 2>err &&
@@ -60,17 +92,20 @@ test_expect_success 'another SQLite database is refused (exit 2)' '
 	test "$(sqlite3 other.db "select count(*) from sqlite_schema")" = 1
 '
 
+test_sqlite_only 'a file at the --db path (on PostgreSQL --db names a database)'
 test_expect_success 'a file that is not a database is refused (exit 2)' '
 	echo "hello, I am a text file with enough bytes to look like a header of something" >text.db &&
 	test_expect_code 2 px scan --db text.db lib 2>err &&
 	grep -q "catalog .*text.db" err
 '
 
+test_sqlite_only 'the directory of the SQLite file (on PostgreSQL --db names a database)'
 test_expect_success 'a catalog in a directory that cannot be created: exit 2' '
 	test_expect_code 2 px scan --db /proc/nonexistent/cat.db lib 2>err &&
 	grep -q "cannot create" err
 '
 
+test_sqlite_only 'files at the --db path: none, empty, a directory, a cut copy (on PostgreSQL --db names a database, made before photoidx runs)'
 test_expect_success 'before the first scan, an empty file, a directory, a damaged catalog: one clear sentence each' '
 	test_expect_code 2 px ls --db none.db 2>e && grep -q "there is no catalog .none.db. yet: .photoidx scan PATH. makes it" e &&
 	test_expect_code 2 px verify --db none.db 2>e && grep -q "no catalog .none.db. to verify yet" e &&
@@ -94,11 +129,19 @@ test_expect_success 'migrations are numbered 0001.. without gaps' '
 '
 
 test_expect_success 'doc/schema.md documents every table, view and column' '
-	q "select name from sqlite_schema where type in ('\''table'\'', '\''view'\'') and name not like '\''sqlite_%'\''" >objects &&
+	if backend_is sqlite; then
+		q "select name from sqlite_schema where type in ('\''table'\'', '\''view'\'') and name not like '\''sqlite_%'\''"
+	else
+		q "select table_name from information_schema.tables where table_schema = current_schema()"
+	fi >objects &&
 	test -s objects &&
 	while read -r t; do
 		grep -q "^## .*\`$t\`" "$REPO/doc/schema.md" || { echo "table $t undocumented"; exit 1; }
-		q "select name from pragma_table_info('\''$t'\'')" | while read -r c; do
+		if backend_is sqlite; then
+			q "select name from pragma_table_info('\''$t'\'')"
+		else
+			q "select column_name from information_schema.columns where table_schema = current_schema() and table_name = '\''$t'\''"
+		fi | while read -r c; do
 			grep -q "^| \`$c\` |" "$REPO/doc/schema.md" || { echo "column $t.$c undocumented"; exit 1; }
 		done
 	done <objects

@@ -57,6 +57,7 @@ test_expect_success 'setup' '
 '
 
 for mask in 022 077 000; do
+	test_sqlite_only 'the modes of the SQLite file, its -wal, -shm and lock file'
 	test_expect_success "umask $mask: a new catalog, its -wal, -shm and lock are 0600, its directory 0700" '
 		umask $mask &&
 		m=$(watch_modes "u$mask/cat/catalog.db") &&
@@ -66,6 +67,7 @@ for mask in 022 077 000; do
 	'
 done
 
+test_sqlite_only 'the modes of the SQLite file, its -wal, -shm and lock file'
 test_expect_success 'an existing catalog chmod 0640 stays 0640; its -wal and -shm follow it' '
 	umask 077 &&
 	px scan --db g/catalog.db -q lib &&
@@ -77,6 +79,7 @@ test_expect_success 'an existing catalog chmod 0640 stays 0640; its -wal and -sh
 	test "$(stat -c %a g/catalog.db)" = 640
 '
 
+test_sqlite_only 'the modes of the SQLite file, its -wal, -shm and lock file'
 test_expect_success 'a catalog made 0644 by hand keeps 0644' '
 	umask 022 &&
 	px scan --db o/catalog.db -q lib &&

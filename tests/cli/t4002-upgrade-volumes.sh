@@ -20,6 +20,7 @@ unset PHOTOIDX_DB XDG_CONFIG_HOME
 ASAN_OPTIONS=detect_leaks=0
 export ASAN_OPTIONS
 
+test_sqlite_only "the upgrade of a SQLite catalog written by the photoidx before schema 0005 (PRAGMA user_version 4), which had no PostgreSQL catalog"
 test_expect_success 'setup: the photoidx of the commit before schema 0005, built from git' '
 	mkdir old-src &&
 	git -C "$REPO" archive "$added^" | tar -x -C old-src &&
@@ -29,6 +30,7 @@ test_expect_success 'setup: the photoidx of the commit before schema 0005, built
 '
 
 OLD=$TRASH/old-src/photoidx
+test_sqlite_only "the upgrade of a SQLite catalog written by the photoidx before schema 0005 (PRAGMA user_version 4), which had no PostgreSQL catalog"
 test_expect_success 'setup: a library indexed by it, with a missing file, a move and a name that is not UTF-8' '
 	mkdir -p lib/2023/trip lib/2024 &&
 	for i in 1 2 3 4 5 6 7 8; do mkfix jpeg "lib/2023/trip/IMG_$i.jpg" --make Canon --date "2023:0$i:01 10:00:00"; done &&
@@ -45,6 +47,7 @@ test_expect_success 'setup: a library indexed by it, with a missing file, a move
 	grep -q missing before.txt && grep -q "|moved|" changes-before.txt
 '
 
+test_sqlite_only "the upgrade of a SQLite catalog written by the photoidx before schema 0005 (PRAGMA user_version 4), which had no PostgreSQL catalog"
 test_expect_success 'the next scan upgrades it without opening a file, and finds nothing new' '
 	PIX_IO=threads strace -f -qq -e trace=openat,openat2 -o trace "$PHOTOIDX" scan --db "$DB" lib >out 2>err &&
 	test "$(q "pragma user_version")" = "$(ls "$REPO"/schema/[0-9]*.sql | wc -l)" &&
@@ -53,11 +56,13 @@ test_expect_success 'the next scan upgrades it without opening a file, and finds
 	! grep -E "lib/.*\.(jpg|txt)" trace
 '
 
+test_sqlite_only "the upgrade of a SQLite catalog written by the photoidx before schema 0005 (PRAGMA user_version 4), which had no PostgreSQL catalog"
 test_expect_success 'every row, path, MD5 and state is kept' '
 	q "select hex(path), md5, state, size from file_info order by id" >after.txt &&
 	diff before.txt after.txt
 '
 
+test_sqlite_only "the upgrade of a SQLite catalog written by the photoidx before schema 0005 (PRAGMA user_version 4), which had no PostgreSQL catalog"
 test_expect_success 'the change log is kept, seq numbers too, and goes on after them' '
 	q "select seq, kind, hex(old_path), hex(new_path), hex(old_md5), hex(new_md5) from changes order by seq" >changes-after.txt &&
 	diff changes-before.txt changes-after.txt &&
@@ -67,6 +72,7 @@ test_expect_success 'the change log is kept, seq numbers too, and goes on after 
 	test "$(q "select min(seq) from changes where seq > $last and kind = '"'"'added'"'"'")" -gt "$last"
 '
 
+test_sqlite_only "the upgrade of a SQLite catalog written by the photoidx before schema 0005 (PRAGMA user_version 4), which had no PostgreSQL catalog"
 test_expect_success 'every directory and root is on a volume, with its path relative to it' '
 	test "$(q "select count(*) from dirs where volume_id is null or rel_path is null")" = 0 &&
 	test "$(q "select count(*) from roots where volume_id is null or rel_path is null")" = 0 &&
