@@ -155,21 +155,22 @@ int pix_cmd_verify(int argc, char **argv)
 		pix_error("%s", error->message);
 		return pix_pipeline_stop_signal() != 0 ? pix_cmd_signal_status(pix_pipeline_stop_signal()) : PIX_EXIT_FATAL;
 	}
-	/* the budget counts from here: not the time spent waiting for a scan */
-	gint64 start = g_get_monotonic_time();
-	if (budget_s > 0)
-		cfg.read.deadline_us = start + (gint64)(budget_s * G_USEC_PER_SEC);
 	g_autoptr(GString) devices = g_string_new(NULL);
 	cfg.device_class = device_class(paths, db, cfg.device_class, devices);
 	if (cfg.read.n_readers == 0)
 		cfg.read.n_readers = pix_sched_readers(cfg.device_class);
 	cfg.db_path = db;
 
-	char *all[] = { "(all files)", NULL };
+	char *all[] = { PIX_VERIFY_ALL, NULL };
 	if (!pix_store_begin_scan(writer, "verify", paths != NULL ? paths : all, &error)) {
 		pix_error("%s", error->message);
 		return PIX_EXIT_FATAL;
 	}
+	/* the budget counts from here: not the time spent waiting for a scan
+	 * (for the catalog's lock on SQLite, its volumes' on PostgreSQL) */
+	gint64 start = g_get_monotonic_time();
+	if (budget_s > 0)
+		cfg.read.deadline_us = start + (gint64)(budget_s * G_USEC_PER_SEC);
 	gboolean is_interrupted = FALSE;
 	gboolean is_ok = pix_pipeline_verify(&cfg, paths, max_bytes, writer, &is_interrupted, &error);
 	double secs = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;

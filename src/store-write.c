@@ -724,6 +724,26 @@ static gboolean lock_known_volumes(PixStore *s, char **roots, GError **error)
 	return pix_store_pg_lock_volumes(s, ids, error);
 }
 
+/* PostgreSQL: a verify of every file holds the lock of every volume
+ * mounted on this host (what it may read), as on SQLite it holds the
+ * catalog's. */
+static gboolean lock_online_volumes(PixStore *s, GError **error)
+{
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(gint64));
+	g_autoptr(PixStmt) st = NULL;
+	int rc = pix_store_prepare(s, "SELECT id FROM volumes WHERE id IN " ONLINE_VOLUMES " ORDER BY id", &st);
+	while (rc == SQLITE_OK && (rc = pix_db_step(st)) == SQLITE_ROW) {
+		gint64 id = pix_db_column_int64(st, 0);
+		g_array_append_val(ids, id);
+		rc = SQLITE_OK;
+	}
+	if (rc != SQLITE_DONE) {
+		pix_store_sqlite_error(error, s, rc, "cannot read its volumes");
+		return FALSE;
+	}
+	return pix_store_pg_lock_volumes(s, ids, error);
+}
+
 static gboolean begin_scan(PixStore *s, const char *command, char **roots, GError **error)
 {
 	g_autoptr(GString) display = g_string_new(NULL);
@@ -737,7 +757,9 @@ static gboolean begin_scan(PixStore *s, const char *command, char **roots, GErro
 	/* PostgreSQL: the locks of the roots' volumes the catalog knows,
 	 * before anything is written (those of volumes new to it: once they
 	 * are recorded, below) */
-	if (pix_db_is_pg(s->db) && strcmp(command, "verify") != 0 && !lock_known_volumes(s, roots, error))
+	gboolean is_verify_all = strcmp(command, "verify") == 0 && roots[0] != NULL &&
+	                         strcmp(roots[0], PIX_VERIFY_ALL) == 0;
+	if (pix_db_is_pg(s->db) && !(is_verify_all ? lock_online_volumes(s, error) : lock_known_volumes(s, roots, error)))
 		return FALSE;
 	if (!begin_batch(s, error))
 		return FALSE;

@@ -131,6 +131,8 @@ char **pix_store_companion_paths(const char *path);
  * roots on their volumes (not one that is the empty mount point of an
  * offline volume, which it names).  Committed at once.
  */
+/* The roots a `verify` of every file records (its begin_scan's roots). */
+#define PIX_VERIFY_ALL "(all files)"
 gboolean pix_store_begin_scan(PixStore *s, const char *command, char **roots, GError **error);
 /*
  * Writes one item (borrowed) into the open batch, starting one if needed:

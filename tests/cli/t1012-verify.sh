@@ -7,19 +7,6 @@
 # hence the pauses between runs.
 . "$(dirname "$0")/lib.sh"
 
-# catalog_rm as lib.sh's, but on PostgreSQL it also forgets the dropped
-# database's "made" mark: pg-catalogs.sh rm leaves it (its psql_on sets the
-# n that drop then removes the mark of, so the mark of "postgres" goes
-# instead), and the next --db of the path then finds no database
-catalog_rm() {
-	if backend_is sqlite; then
-		for c do rm -f "$c"*; done
-	else
-		sh "$PIX_PGC" rm "$@" &&
-		for c do rm -rf "$TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
-	fi
-}
-
 # chown_trash USER: the script's files (the SQLite catalog with them) owned
 # by USER, but for the PostgreSQL cluster's own directory, which stays its
 # server's (nobody's)

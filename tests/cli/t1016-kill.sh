@@ -22,19 +22,6 @@ random() {
 	R=$((RAND_STATE % $1))
 }
 
-# catalog_rm as lib.sh's, but on PostgreSQL it also forgets the dropped
-# database's "made" mark: pg-catalogs.sh rm leaves it (its psql_on sets the
-# n that drop then removes the mark of, so the mark of "postgres" goes
-# instead), and the next --db of the path then finds no database
-catalog_rm() {
-	if backend_is sqlite; then
-		for c do rm -f "$c"*; done
-	else
-		sh "$PIX_PGC" rm "$@" &&
-		for c do rm -rf "$TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
-	fi
-}
-
 # rq SQL: SQL on the catalog without writing to it (on SQLite a
 # read-only open of the file, which a SELECT on a killed writer's WAL
 # leaves as it is)

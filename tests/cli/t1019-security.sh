@@ -8,19 +8,6 @@
 
 CANARY="$TRASH/outside/canary.jpg"
 
-# catalog_rm as lib.sh's, but on PostgreSQL it also forgets the dropped
-# database's "made" mark: pg-catalogs.sh rm leaves it (its psql_on sets the
-# n that drop then removes the mark of, so the mark of "postgres" goes
-# instead), and the next --db of the path then finds no database
-catalog_rm() {
-	if backend_is sqlite; then
-		for c do rm -f "$c"*; done
-	else
-		sh "$PIX_PGC" rm "$@" &&
-		for c do rm -rf "$TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
-	fi
-}
-
 # sound: PRAGMA integrity_check on SQLite (PostgreSQL has none to run)
 sound() {
 	backend_is pg || test "$(q "pragma integrity_check")" = ok

@@ -23,19 +23,6 @@ stop_watch() {
 	test -s watch.rc
 }
 
-# catalog_rm as lib.sh's, but on PostgreSQL it also forgets the dropped
-# database's "made" mark: pg-catalogs.sh rm leaves it (its psql_on sets the
-# n that drop then removes the mark of, so the mark of "postgres" goes
-# instead), and the next --db of the path then finds no database
-catalog_rm() {
-	if backend_is sqlite; then
-		for c do rm -f "$c"*; done
-	else
-		sh "$PIX_PGC" rm "$@" &&
-		for c do rm -rf "$TRASH/.pg-catalogs/$(sh "$PIX_PGC" name "$c")"; done
-	fi
-}
-
 # the catalog's paths as text: on PostgreSQL they are bytes (bytea), or
 # text beside *_bytes (the cast reads either)
 if backend_is sqlite; then P=path; else P="convert_from(cast(path as bytea), 'UTF8')"; fi

@@ -115,7 +115,11 @@ test_expect_success '--json: every file_info column, md5 as md5sum says, exact b
 	if backend_is sqlite; then
 		q "select name from pragma_table_info('\''file_info'\'')"
 	else
-		q "select column_name from information_schema.columns where table_schema = current_schema() and table_name = '\''file_info'\''"
+		# PostgreSQL adds the exact bytes (*_bytes) and the *_text of its
+		# schema version 1 after the columns of SQLite: ls gives those of
+		# SQLite, and the bytes as *_b64
+		q "select column_name from information_schema.columns where table_schema = current_schema() and table_name = '\''file_info'\''" |
+			grep -v -E "_(bytes|text)\$"
 	fi | sort >cols.expect &&
 	jq -r ".[] | select(.name == \"a.jpg\") | keys[]" all.json | sort >cols.actual &&
 	diff cols.expect cols.actual &&
