@@ -36,7 +36,9 @@ if [ "$(id -u)" != 0 ]; then
 	echo "1..0 # SKIP needs root (losetup and mount)"
 	exit 0
 fi
-for tool in losetup mkfs.ext4 findmnt jq sqlite3 strace; do
+tools="losetup mkfs.ext4 findmnt jq strace"
+if backend_is sqlite; then tools="$tools sqlite3"; fi
+for tool in $tools; do
 	if ! command -v $tool >/dev/null; then
 		echo "1..0 # SKIP $tool is not installed"
 		exit 0
@@ -367,7 +369,9 @@ test_expect_success 'plugged in again at D through the same loop device (same de
 '
 
 test_expect_success 'the catalog stays sound' '
-	test "$(q "pragma integrity_check")" = ok
+	if backend_is sqlite; then test "$(q "pragma integrity_check")" = ok; fi &&
+	test "$(q "select count(*) from files f left join dirs d on d.id = f.dir_id where d.id is null")" = 0 &&
+	test "$(q "select count(*) from dirs d left join volumes v on v.id = d.volume_id where d.volume_id is not null and v.id is null")" = 0
 '
 
 test_done
