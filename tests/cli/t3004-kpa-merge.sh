@@ -124,7 +124,7 @@ test_expect_success 'a rescan leaves KPhotoAlbum'\''s files and the backups out 
 	mkfix jpeg lib/CategoryImages/People-Ada.jpg --seed 9 && age lib &&
 	px scan --db "$DB" -q lib &&
 	test "$(q "select count(*) from file_info where name in ('\''index.xml~0001~'\'', '\''exif-info.db'\'',
-		\".photoidx-kpa\", \"layout.dat\", \"People-Ada.jpg\")")" = 0 &&
+		'\''.photoidx-kpa'\'', '\''layout.dat'\'', '\''People-Ada.jpg'\'')")" = 0 &&
 	test "$(q "select md5 from file_info where name = '\''index.xml'\''")" = "$(md5sum <old.xml | cut -c1-32)" &&
 	px export --db "$DB" --kphotoalbum lib 2>err && grep -q "up to date" err
 '
@@ -267,7 +267,11 @@ kpa() {
 			sleep 1
 		done
 		sleep 2
-		pkill -TERM -x kphotoalbum; wait $pid 2>/dev/null
+		# only the KPhotoAlbum of this script (its --db is under $TRASH)
+		for p in $(pgrep -x kphotoalbum); do
+			tr "\\0" " " </proc/$p/cmdline 2>/dev/null | grep -qF "$TRASH/lib/index.xml" && kill -TERM $p
+		done
+		wait $pid 2>/dev/null
 		true
 	) &&
 	grep -q "Loading Exif DB" "$1.log"
