@@ -642,7 +642,7 @@ static gboolean refresh_volumes(PixStore *s, GError **error)
 			if (!run_ints(s, "UPDATE files SET dev = ?2 WHERE dev = ?3 AND dir_id IN"
 			              " (SELECT id FROM dirs WHERE volume_id = ?1)", "cannot move a volume", error,
 			              3, id, (gint64)v->dev, (gint64)old_dev) ||
-			    !run_ints(s, "UPDATE dirs SET dev = ?2, fsid = CASE WHEN ?3 <> 0 THEN ?3 ELSE fsid END"
+			    !run_ints(s, "UPDATE dirs SET dev = ?2, fsid = CASE WHEN CAST(?3 AS BIGINT) <> 0 THEN CAST(?3 AS BIGINT) ELSE fsid END"
 			              " WHERE volume_id = ?1 AND dev = ?4", "cannot move a volume", error,
 			              4, id, (gint64)v->dev, fsid, (gint64)old_dev))
 				return FALSE;

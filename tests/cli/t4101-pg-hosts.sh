@@ -369,7 +369,7 @@ test_expect_success 'a second scanner of a volume waits for the first, or fails 
 	done &&
 	test_expect_code 2 pxon h1 scan --no-wait -q "$(mnt h1)" 2>nowait.err &&
 	cat nowait.err &&
-	grep "volume $v1 (it holds the volume'\''s lock)" nowait.err &&
+	grep "is in use by another photoidx (pid [0-9]*) on host .h1., writing volume $v1 (it holds its lock)" nowait.err &&
 	pxon h2 scan --no-wait -q "$(mnt h2)" &&
 	spawn waiter pxon h1 scan "$(mnt h1)" &&
 	i=0 &&
