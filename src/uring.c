@@ -126,11 +126,21 @@ static void run(PixUring *u, Op op, guint n, char *const *paths, const struct op
 		}
 		if (queued == 0)
 			break;
-		int rc;
-		while ((rc = io_uring_submit(&u->ring)) == -EINTR)
-			;
-		if (rc < 0)
-			g_error("io_uring: cannot submit: %s", g_strerror(-rc));
+		/* an entry the kernel cannot even start (an open of a path
+		 * longer than PATH_MAX) completes with its error, and the
+		 * submission stops there: the entries after it stay in the ring
+		 * until submitted again (without this, the reap waited forever
+		 * for their completions) */
+		for (guint submitted = 0; submitted < queued;) {
+			int rc;
+			while ((rc = io_uring_submit(&u->ring)) == -EINTR)
+				;
+			if (rc < 0)
+				g_error("io_uring: cannot submit: %s", g_strerror(-rc));
+			if (rc == 0)
+				g_error("io_uring: the kernel took none of %u entries", queued - submitted);
+			submitted += (guint)rc;
+		}
 		reap(u, queued, res);
 	}
 }

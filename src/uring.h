@@ -34,9 +34,10 @@ PixUring *pix_uring_new(guint depth);
 void pix_uring_free(PixUring *u);
 
 /*
- * Opens paths[i] (each shorter than PATH_MAX) with openat2(2), `flags`
- * and RESOLVE_NO_SYMLINKS, for i < n: fds[i] gets the descriptor or
- * -errno.
+ * Opens paths[i] with openat2(2), `flags` and RESOLVE_NO_SYMLINKS, for
+ * i < n: fds[i] gets the descriptor or -errno (-ENAMETOOLONG for a path
+ * longer than PATH_MAX, which the caller opens in pieces; the others of
+ * the batch are opened all the same).
  */
 void pix_uring_open(PixUring *u, char *const *paths, int flags, int *fds, guint n);
 
