@@ -240,7 +240,7 @@ test_expect_success 'BACKUP unplugged and a rescan: dups shows no group, dups --
 
 test_expect_success 'status names the catalog, its roots and its volumes' '
 	px status --db "$DB" >st.txt && cat st.txt &&
-	grep -q "$DB" st.txt && grep -q "$TRASH/D" st.txt && grep -q "$TRASH/C" st.txt &&
+	grep -q "$(catalog_uri "$DB")" st.txt && grep -q "$TRASH/D" st.txt && grep -q "$TRASH/C" st.txt &&
 	grep -q PHOTOS st.txt && grep -q BACKUP st.txt &&
 	px status --db "$DB" --json >st.json && jq . st.json >/dev/null &&
 	grep -q "$U2" st.json
