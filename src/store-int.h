@@ -155,6 +155,10 @@ PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error);
 gboolean pix_store_prepare_all(PixStore *s, guint *n, GError **error);
 gint64 pix_store_now(void);
 gboolean pix_store_check(PixStore *s);
+/* Forgets what the store kept of its open batch (the batch itself rolled
+ * back, or gone with its connection): counts, dirty paths, change-log
+ * entries, the volume ids it wrote. */
+void pix_store_batch_gone(PixStore *s);
 gboolean pix_store_is_full_errno(int err);
 const char *pix_store_errno_text(int err);
 gboolean pix_store_exec(PixStore *s, const char *sql, const char *what, GError **error);

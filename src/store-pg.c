@@ -179,13 +179,7 @@ static void drop_connection(PixStore *s)
 	for (int i = 0; i < N_STATEMENTS; i++)
 		pix_db_finalize(g_steal_pointer(&s->stmts[i]));
 	g_clear_pointer(&s->db, pix_db_close);
-	s->in_batch = FALSE;
-	memset(s->counts, 0, sizeof s->counts);
-	if (s->dirty != NULL)
-		g_array_set_size(s->dirty, 0);
-	if (s->pg_changes != NULL)
-		g_array_set_size(s->pg_changes, 0);
-	g_hash_table_remove_all(s->volume_ids);
+	pix_store_batch_gone(s);
 }
 
 static gboolean connect_again(PixStore *s, GHashTable *locked, GError **error)
@@ -303,14 +297,14 @@ static gboolean take_lock(PixStore *s, int key, gint64 id, const char *what, GEr
 	if (is_taken)
 		return TRUE;
 	g_autofree char *holder = lock_holder(s, key, id);
+	const char *who = holder != NULL ? holder : "(pid unknown)";
 	if (s->is_no_wait) {
 		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_LOCKED,
 		            "catalog '%s' is in use by another photoidx %s, writing %s (it holds its lock)", s->display,
-		            holder != NULL ? holder : "(pid unknown)", what);
+		            who, what);
 		return FALSE;
 	}
-	pix_notice("waiting for another photoidx %s to finish with %s of catalog '%s'",
-	           holder != NULL ? holder : "(pid unknown)", what, s->display);
+	pix_notice("waiting for another photoidx %s to finish with %s of catalog '%s'", who, what, s->display);
 	g_autofree char *wait_sql = g_strdup_printf("SELECT pg_advisory_lock(%d, %d)", key, (int)id);
 	return query_one(s, wait_sql, "cannot take a lock", &has_row, &is_taken, error);
 }

@@ -44,12 +44,7 @@ static void rollback_batch(PixStore *s)
 	if (!s->in_batch)
 		return;
 	pix_db_exec(s->db, "ROLLBACK");
-	s->in_batch = FALSE;
-	memset(s->counts, 0, sizeof s->counts);
-	if (s->dirty != NULL)
-		g_array_set_size(s->dirty, 0);
-	/* volumes the batch inserted are gone with it */
-	g_hash_table_remove_all(s->volume_ids);
+	pix_store_batch_gone(s);
 	/* ROLLBACK ends the transaction even when it reports an error */
 	g_assert(pix_store_check(s));
 }
@@ -642,8 +637,9 @@ static gboolean refresh_volumes(PixStore *s, GError **error)
 			if (!run_ints(s, "UPDATE files SET dev = ?2 WHERE dev = ?3 AND dir_id IN"
 			              " (SELECT id FROM dirs WHERE volume_id = ?1)", "cannot move a volume", error,
 			              3, id, (gint64)v->dev, (gint64)old_dev) ||
-			    !run_ints(s, "UPDATE dirs SET dev = ?2, fsid = CASE WHEN CAST(?3 AS BIGINT) <> 0 THEN CAST(?3 AS BIGINT) ELSE fsid END"
-			              " WHERE volume_id = ?1 AND dev = ?4", "cannot move a volume", error,
+			    /* CAST: PostgreSQL takes ?3 for an integer from "<> 0" */
+			    !run_ints(s, "UPDATE dirs SET dev = ?2, fsid = CASE WHEN CAST(?3 AS BIGINT) <> 0"
+			              " THEN CAST(?3 AS BIGINT) ELSE fsid END WHERE volume_id = ?1 AND dev = ?4", "cannot move a volume", error,
 			              4, id, (gint64)v->dev, fsid, (gint64)old_dev))
 				return FALSE;
 		}
@@ -732,10 +728,11 @@ static gboolean lock_online_volumes(PixStore *s, GError **error)
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(gint64));
 	g_autoptr(PixStmt) st = NULL;
 	int rc = pix_store_prepare(s, "SELECT id FROM volumes WHERE id IN " ONLINE_VOLUMES " ORDER BY id", &st);
-	while (rc == SQLITE_OK && (rc = pix_db_step(st)) == SQLITE_ROW) {
-		gint64 id = pix_db_column_int64(st, 0);
-		g_array_append_val(ids, id);
-		rc = SQLITE_OK;
+	if (rc == SQLITE_OK) {
+		while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+			gint64 id = pix_db_column_int64(st, 0);
+			g_array_append_val(ids, id);
+		}
 	}
 	if (rc != SQLITE_DONE) {
 		pix_store_sqlite_error(error, s, rc, "cannot read its volumes");
@@ -784,11 +781,10 @@ static gboolean begin_scan(PixStore *s, const char *command, char **roots, GErro
 			: "INSERT INTO scans (command, roots, started_at, state) VALUES (?1, ?2, ?3, 'running') RETURNING id",
 			&scan);
 	if (rc == SQLITE_OK)
-		rc = pix_store_prepare(s, is_pg
-			? "INSERT INTO roots (path, first_scan_at, volume_id, rel_path) VALUES (?1, ?2, ?3, ?4)"
-			  " ON CONFLICT (volume_id, " PG_KEY("rel_path") ") DO UPDATE SET path = ?1"
-			: "INSERT INTO roots (path, first_scan_at, volume_id, rel_path) VALUES (?1, ?2, ?3, ?4)"
-			  " ON CONFLICT (volume_id, rel_path) DO UPDATE SET path = ?1", &root);
+#define ROOT_UPSERT(key) "INSERT INTO roots (path, first_scan_at, volume_id, rel_path) VALUES (?1, ?2, ?3, ?4)" \
+	" ON CONFLICT (volume_id, " key ") DO UPDATE SET path = ?1"
+		rc = pix_store_prepare(s, is_pg ? ROOT_UPSERT(PG_KEY("rel_path")) : ROOT_UPSERT("rel_path"), &root);
+#undef ROOT_UPSERT
 	if (rc != SQLITE_OK) {
 		pix_store_sqlite_error(error, s, rc, "cannot record the scan");
 		rollback_batch(s);
@@ -1907,14 +1903,13 @@ gboolean pix_store_forget(PixStore *s, gint64 volume_id, gboolean is_dry_run, gi
 	*n_files = pix_db_changes(s->db);
 	/* each one's last word in the change log, then the rows */
 	/* (PostgreSQL's file_info.path is text: the bytes are path_bytes) */
-	if (!run_ints(s, pix_db_is_pg(s->db)
-	              ? "INSERT INTO changes (file_id, at, kind, old_path, old_md5, old_size)"
-	                " SELECT i.id, ?1, 'forgotten', i.path_bytes, f.md5, f.size FROM forget_ids x"
-	                " JOIN file_info i ON i.id = x.id JOIN files f ON f.id = x.id ORDER BY x.id"
-	              : "INSERT INTO changes (file_id, at, kind, old_path, old_md5, old_size)"
-	                " SELECT i.id, ?1, 'forgotten', i.path, f.md5, f.size FROM forget_ids x"
-	                " JOIN file_info i ON i.id = x.id JOIN files f ON f.id = x.id ORDER BY x.id",
-	              what, error, 1, pix_store_now()) ||
+#define FORGOTTEN(path) "INSERT INTO changes (file_id, at, kind, old_path, old_md5, old_size)" \
+	" SELECT i.id, ?1, 'forgotten', i." path ", f.md5, f.size FROM forget_ids x" \
+	" JOIN file_info i ON i.id = x.id JOIN files f ON f.id = x.id ORDER BY x.id"
+	gboolean is_logged = run_ints(s, pix_db_is_pg(s->db) ? FORGOTTEN("path_bytes") : FORGOTTEN("path"), what, error,
+	                              1, pix_store_now());
+#undef FORGOTTEN
+	if (!is_logged ||
 	    !pix_store_exec(s, "UPDATE files SET sidecar_id = NULL WHERE sidecar_id IN (SELECT id FROM forget_ids);"
 	              " DELETE FROM meta WHERE file_id IN (SELECT id FROM forget_ids);"
 	              " DELETE FROM files WHERE id IN (SELECT id FROM forget_ids);"

@@ -340,6 +340,18 @@ static const char *const statement_pg[N_STATEMENTS] = {
 };
 
 
+void pix_store_batch_gone(PixStore *s)
+{
+	s->in_batch = FALSE;
+	memset(s->counts, 0, sizeof s->counts);
+	if (s->dirty != NULL)
+		g_array_set_size(s->dirty, 0);
+	if (s->pg_changes != NULL)
+		g_array_set_size(s->pg_changes, 0);
+	/* volumes the batch inserted are gone with it */
+	g_hash_table_remove_all(s->volume_ids);
+}
+
 gboolean pix_store_check(PixStore *s)
 {
 	return s != NULL && s->db != NULL &&
@@ -448,11 +460,17 @@ int pix_store_prepare(PixStore *s, const char *sql, PixStmt **out)
 	return pix_db_prepare(s->db, here, out);
 }
 
+/* The SQL of statement `id` on s's backend (NULL: the other's alone). */
+static const char *statement_for(PixStore *s, StatementId id)
+{
+	return pix_db_is_pg(s->db) && statement_pg[id] != NULL ? statement_pg[id] : statement_sql[id];
+}
+
 /* The prepared statement `id`, reset and with cleared bindings. */
 PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error)
 {
 	if (s->stmts[id] == NULL) {
-		const char *sql = pix_db_is_pg(s->db) && statement_pg[id] != NULL ? statement_pg[id] : statement_sql[id];
+		const char *sql = statement_for(s, id);
 		int rc = s->db->lite != NULL ? pix_db_prepare_v(s->db, sql, TRUE, &s->stmts[id])
 		                             : pix_store_prepare(s, sql, &s->stmts[id]);
 		if (rc != SQLITE_OK) {
@@ -465,13 +483,11 @@ PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error)
 	return s->stmts[id];
 }
 
-/* Binds path bytes: TEXT when valid UTF-8, BLOB otherwise (schema rule). */
 gboolean pix_store_prepare_all(PixStore *s, guint *n, GError **error)
 {
 	*n = 0;
 	for (int id = 0; id < N_STATEMENTS; id++) {
-		const char *sql = pix_db_is_pg(s->db) && statement_pg[id] != NULL ? statement_pg[id] : statement_sql[id];
-		if (sql == NULL)
+		if (statement_for(s, (StatementId)id) == NULL)
 			continue;       /* the other backend's alone */
 		if (pix_store_stmt(s, (StatementId)id, error) == NULL) {
 			g_prefix_error(error, "statement %d of the table: ", id);
@@ -482,6 +498,7 @@ gboolean pix_store_prepare_all(PixStore *s, guint *n, GError **error)
 	return TRUE;
 }
 
+/* Binds path bytes: TEXT when valid UTF-8, BLOB otherwise (schema rule). */
 void pix_store_bind_path(PixStmt *st, int i, const char *bytes)
 {
 	gsize len = strlen(bytes);

@@ -338,7 +338,8 @@ if [ -n "$can_mount" ]; then
 		age vol/t vol/e &&
 		PGV=$(pg_db vol) && px scan --db "$PGV" -q vol/t vol/e && px scan --db vol.db -q vol/t vol/e &&
 		px volumes --db vol.db >lite.out && px volumes --db "$PGV" >pg.out && diff -u lite.out pg.out &&
-		px volumes --db vol.db --json >lite.json && px volumes --db "$PGV" --json >pg.json &&
+		px volumes --db vol.db --json | jq -c "del(.[].first_seen_at, .[].last_seen_at, .[].last_scan_at)" >lite.json &&
+		px volumes --db "$PGV" --json | jq -c "del(.[].first_seen_at, .[].last_seen_at, .[].last_scan_at)" >pg.json &&
 		diff -u lite.json pg.json &&
 		catalog_of vol.db >lite.csv && catalog_of "$PGV" | jq -cS "del(.volume_b64, .volume_label_b64)" >pg.csv &&
 		diff -u lite.csv pg.csv &&
