@@ -98,29 +98,31 @@ $(BUILD)/tests/test-%: tests/unit/test-%.c $(LIB) | $(BUILD)
 $(BUILD)/tests/mkfixture: tests/tools/mkfixture.c | $(BUILD)
 	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -o $@ $< $(LDFLAGS) -lm
 
+# what every test pass is told: the photoidx it tests (the build's own, not
+# ./photoidx, which only plain "make" copies), the fixture tool, the build
+TEST_ENV = PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) BUILD_DIR=$(CURDIR)/$(BUILD) \
+	SANITIZE=$(SANITIZE)
+
 check: $(BIN) $(UNIT_BINS) $(TOOLS)
-	@PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) BUILD_DIR=$(CURDIR)/$(BUILD) \
-	  SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(UNIT_BINS) tests/cli/t[0-9]*.sh
+	@$(TEST_ENV) sh tests/run-tests.sh $(UNIT_BINS) tests/cli/t[0-9]*.sh
 
 # make check-pg: the CLI tests again, each script's catalogs on a
 # PostgreSQL cluster of its own (PIX_TEST_BACKEND=pg, tests/cli/lib.sh);
 # the unit tests do not touch a catalog backend.
 check-pg: $(BIN) $(TOOLS)
-	PIX_TEST_BACKEND=pg sh tests/run-tests.sh tests/cli/t[0-9]*.sh
+	@$(TEST_ENV) PIX_TEST_BACKEND=pg sh tests/run-tests.sh tests/cli/t[0-9]*.sh
 
 # make check-valgrind: the CLI tests with every photoidx they run through
 # px under valgrind; an error or a definite leak fails the test.  (The unit
 # tests' hostile loops take hours under valgrind: SANITIZE=1 covers them.)
 check-valgrind: $(BIN) $(TOOLS)
-	@PIX_TEST_VALGRIND=1 PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) BUILD_DIR=$(CURDIR)/$(BUILD) \
-	  sh tests/run-tests.sh tests/cli/t[0-9]*.sh
+	@$(TEST_ENV) PIX_TEST_VALGRIND=1 sh tests/run-tests.sh tests/cli/t[0-9]*.sh
 
 # make stress: the kill -9 test with PIX_KILL_TRIALS trials (default 200)
 # and the other tests of what must survive concurrency and hostile input.
 PIX_KILL_TRIALS ?= 200
 stress: $(BIN) $(TOOLS)
-	@PIX_KILL_TRIALS=$(PIX_KILL_TRIALS) PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) BUILD_DIR=$(CURDIR)/$(BUILD) \
-	  SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(wildcard tests/cli/t1006-*.sh tests/cli/t1016-*.sh tests/cli/t1017-*.sh tests/cli/t1018-*.sh)
+	@$(TEST_ENV) PIX_KILL_TRIALS=$(PIX_KILL_TRIALS) sh tests/run-tests.sh $(wildcard tests/cli/t1006-*.sh tests/cli/t1016-*.sh tests/cli/t1017-*.sh tests/cli/t1018-*.sh)
 
 # --- fuzzing (never part of check): see fuzz/README -----------------------
 
