@@ -60,6 +60,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "db.h"
+#include "sql.h"
 
 #include <errno.h>
 #include <libpq-fe.h>
@@ -473,80 +474,25 @@ int pix_pg_exec(PixPgConn *c, const char *sql)
 
 /* --- SQL --- */
 
-static char *replace_all(const char *text, const char *pattern, const char *with)
+/* A plain INSERT (sql.h) can go by COPY: st->copy_sql and the parameter
+ * of each column. */
+static void plan_copy(PixPgStmt *st, const char *sql)
 {
-	g_autoptr(GRegex) re = g_regex_new(pattern, G_REGEX_OPTIMIZE, 0, NULL);
-	g_assert(re != NULL);
-	return g_regex_replace(re, text, -1, 0, with, 0, NULL);
-}
-
-/* SQLite's dialect, as the store writes it, in PostgreSQL's (db.h);
- * *used: bit n set for each $n (n < 64) the text names. */
-static char *translate(const char *sql, guint64 *used)
-{
-	g_autofree char *a = replace_all(sql, "^\\s*BEGIN IMMEDIATE", "BEGIN");
-	g_autofree char *b = replace_all(a, "\\bIS NOT \\?([0-9]+)", "IS DISTINCT FROM ?\\1");
-	g_autofree char *d = replace_all(b, "\\bIS \\?([0-9]+)", "IS NOT DISTINCT FROM ?\\1");
-	gboolean is_or_ignore = strstr(d, "INSERT OR IGNORE INTO") != NULL;
-	g_autofree char *e = replace_all(d, "INSERT OR IGNORE INTO", "INSERT INTO");
-	GString *out = g_string_sized_new(strlen(e) + 32);
-	char quote = 0;
-	long n_max = 0;     /* SQLite: a bare ? is one more than the largest number so far */
-	for (const char *p = e; *p; p++) {
-		if (quote != 0) {
-			g_string_append_c(out, *p);
-			if (*p == quote)
-				quote = 0;
-		} else if (*p == '\'' || *p == '"') {
-			quote = *p;
-			g_string_append_c(out, *p);
-		} else if (*p == '?') {
-			g_string_append_c(out, '$');
-			long n = g_ascii_isdigit(p[1]) ? strtol(p + 1, NULL, 10) : ++n_max;
-			if (!g_ascii_isdigit(p[1]))
-				g_string_append_printf(out, "%ld", n);
-			if (n > n_max)
-				n_max = n;
-			if (n > 0 && n < 64)
-				*used |= G_GUINT64_CONSTANT(1) << n;
-		} else {
-			g_string_append_c(out, *p);
-		}
-	}
-	if (is_or_ignore)
-		g_string_append(out, " ON CONFLICT DO NOTHING");
-	return g_string_free(out, FALSE);
-}
-
-/* A plain "INSERT INTO t (c1, ...) VALUES ($i, ...)" (parameters only,
- * nothing after the values) can go by COPY: st->copy_sql and the
- * parameter of each column. */
-static void plan_copy(PixPgStmt *st)
-{
-	g_autoptr(GRegex) re = g_regex_new("^\\s*INSERT INTO ([a-z_0-9]+) \\(([a-z_0-9, ]+)\\) VALUES \\(([$0-9, ]+)\\)\\s*$",
-	                                   0, 0, NULL);
-	g_autoptr(GMatchInfo) m = NULL;
-	if (st->n_fields != 0 || !g_regex_match(re, st->sql, 0, &m))
+	PixSqlInsert ins;
+	if (st->n_fields != 0 || !pix_sql_plain_insert(sql, &ins))
 		return;
-	g_autofree char *table = g_match_info_fetch(m, 1), *cols = g_match_info_fetch(m, 2),
-	                *vals = g_match_info_fetch(m, 3);
-	g_auto(GStrv) col = g_strsplit(cols, ",", -1), val = g_strsplit(vals, ",", -1);
-	guint n = g_strv_length(col);
-	if (n == 0 || n != g_strv_length(val))
-		return;
-	st->copy_param = g_new(int, n);
-	for (guint i = 0; i < n; i++) {
-		const char *v = g_strstrip(val[i]);
-		long k = v[0] == '$' ? strtol(v + 1, NULL, 10) : 0;
-		if (k < 1 || k > st->n_params) {
-			g_clear_pointer(&st->copy_param, g_free);
+	for (int i = 0; i < ins.n_columns; i++)
+		if (ins.params[i] > st->n_params) {
+			pix_sql_insert_clear(&ins);
 			return;
 		}
-		st->copy_param[i] = (int)k - 1;
-	}
-	st->n_copy_cols = (int)n;
-	st->copy_sql = g_strdup_printf("COPY %s (%s) FROM STDIN", table, cols);
+	st->copy_param = g_new(int, ins.n_columns);
+	for (int i = 0; i < ins.n_columns; i++)
+		st->copy_param[i] = ins.params[i] - 1;
+	st->n_copy_cols = ins.n_columns;
+	st->copy_sql = g_strdup_printf("COPY %s (%s) FROM STDIN", ins.table, ins.columns);
 	st->copy_rows = g_string_new(NULL);
+	pix_sql_insert_clear(&ins);
 }
 
 /* Appends the bound row to st->copy_rows, in COPY's text format. */
@@ -591,7 +537,7 @@ int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 	st->c = c;
 	st->row = -1;
 	guint64 used = 0;
-	st->sql = translate(sql, &used);
+	st->sql = pix_sql_dollar_params(sql, &used);
 	g_snprintf(st->name, sizeof st->name, "p%u", ++c->next_name);
 	const char *s = st->sql;
 	while (g_ascii_isspace(*s))
@@ -603,14 +549,14 @@ int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 	*out = NULL;
 	/* a number the text skips (SQLite allows it) must have a type here:
 	 * text, bound to nothing */
-	Oid types[64] = { 0 };
+	Oid types[PIX_SQL_USED_MAX + 1] = { 0 };
 	int n_types = 0;
-	for (int n = 1; n < 64; n++)
+	for (int n = 1; n <= PIX_SQL_USED_MAX; n++)
 		if (used >> n == 0)
 			break;
 		else if (!(used >> n & 1))
 			types[n - 1] = 25, n_types = n;
-	for (int n = n_types + 1; n < 64 && used >> n; n++)
+	for (int n = n_types + 1; n <= PIX_SQL_USED_MAX && used >> n; n++)
 		n_types = n;
 	int frc = flush_copies(c);
 	if (frc != SQLITE_OK) {
@@ -631,7 +577,7 @@ int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 		return rc != SQLITE_OK ? rc : SQLITE_ERROR;
 	}
 	st->decoded = g_new0(GByteArray *, st->n_fields);
-	plan_copy(st);
+	plan_copy(st, sql);
 	*out = st;
 	return SQLITE_OK;
 }

@@ -24,8 +24,14 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "db.h"
+#include "sql.h"
 
 #include <string.h>
+
+/* IS [NOT] DISTINCT FROM, which the store writes for both backends (db.h) */
+#if SQLITE_VERSION_NUMBER < 3039000
+#error "photoidx needs SQLite 3.39 or later"
+#endif
 
 /* One bound value of a kept row. */
 typedef struct {
@@ -40,8 +46,7 @@ typedef struct {
 #define SLOT_NULL 0
 
 struct PixKeep {
-	char *head;             /* "INSERT INTO t (columns) VALUES " (owned) */
-	char *tuple;            /* "(?1, ?2, ...)" of one row (owned) */
+	PixSqlInsert insert;    /* the statement's table, columns, parameters */
 	int n_params;           /* of one row */
 	Slot *slots;            /* PIX_DB_KEEP_ROWS rows of n_params */
 	GByteArray *bytes;      /* the TEXT and BLOB values (owned) */
@@ -90,32 +95,15 @@ static gboolean keep_check(const PixDb *db)
 	return TRUE;
 }
 
-/*
- * The PixKeep of `sql` when it is a plain INSERT: "INSERT INTO name
- * (columns) VALUES (?N, ...)", the values parameters only and nothing
- * after them; else NULL.
- */
+/* The PixKeep of `sql` when it is a plain INSERT (sql.h), else NULL. */
 static PixKeep *keep_plan(sqlite3_stmt *lite, const char *sql)
 {
-	static const char values[] = ") VALUES (";
-	if (strncmp(sql, "INSERT INTO ", 12) != 0)
-		return NULL;
-	const char *v = strstr(sql, values);
-	if (v == NULL || strchr(sql + 12, '(') > v)
-		return NULL;
-	const char *tuple = v + sizeof values - 2;      /* at its '(' */
-	gsize len = strlen(tuple);
-	if (len < 2 || tuple[len - 1] != ')')
-		return NULL;
-	for (const char *p = tuple + 1; p < tuple + len - 1; p++)
-		if (!g_ascii_isdigit(*p) && *p != '?' && *p != ',' && *p != ' ')
-			return NULL;
+	PixSqlInsert ins;
 	int n = sqlite3_bind_parameter_count(lite);
-	if (n < 1)
+	if (n < 1 || !pix_sql_plain_insert(sql, &ins))
 		return NULL;
 	PixKeep *k = g_new0(PixKeep, 1);
-	k->head = g_strndup(sql, (gsize)(tuple - sql));
-	k->tuple = g_strdup(tuple);
+	k->insert = ins;
 	k->n_params = n;
 	k->slots = g_new0(Slot, (gsize)n * PIX_DB_KEEP_ROWS);
 	k->bytes = g_byte_array_new();
@@ -128,34 +116,26 @@ static void keep_free(PixKeep *k)
 		return;
 	for (int r = 0; r <= PIX_DB_KEEP_ROWS; r++)
 		sqlite3_finalize(k->forms[r]);
-	g_free(k->head);
-	g_free(k->tuple);
+	pix_sql_insert_clear(&k->insert);
 	g_free(k->slots);
 	g_byte_array_free(k->bytes, TRUE);
 	g_free(k);
 }
 
-/* The INSERT of `r` rows: the tuple r times, row j's ?N as ?(N + j * n). */
+/* The INSERT of `r` rows: row j's parameter ?N as ?(N + j * n_params). */
 static int keep_form(PixDb *db, PixKeep *k, int r, sqlite3_stmt **out)
 {
 	if (k->forms[r] != NULL) {
 		*out = k->forms[r];
 		return SQLITE_OK;
 	}
-	g_autoptr(GString) sql = g_string_new(k->head);
+	g_autoptr(GString) sql = g_string_new(NULL);
+	g_string_printf(sql, "INSERT INTO %s (%s) VALUES ", k->insert.table, k->insert.columns);
 	for (int j = 0; j < r; j++) {
-		if (j > 0)
-			g_string_append(sql, ", ");
-		for (const char *p = k->tuple; *p != '\0'; p++) {
-			if (*p != '?') {
-				g_string_append_c(sql, *p);
-				continue;
-			}
-			char *end;
-			long i = strtol(p + 1, &end, 10);
-			g_string_append_printf(sql, "?%ld", i + (long)j * k->n_params);
-			p = end - 1;
-		}
+		g_string_append(sql, j > 0 ? ", (" : "(");
+		for (int i = 0; i < k->insert.n_columns; i++)
+			g_string_append_printf(sql, "%s?%d", i > 0 ? ", " : "", k->insert.params[i] + j * k->n_params);
+		g_string_append_c(sql, ')');
 	}
 	int rc = sqlite3_prepare_v3(db->lite, sql->str, -1, SQLITE_PREPARE_PERSISTENT, &k->forms[r], NULL);
 	*out = k->forms[r];

@@ -6,11 +6,11 @@
  * SQLite call itself (inline), on PostgreSQL db-pg.c does the same
  * through libpq.
  *
- * SQL is written once, in SQLite's dialect with numbered parameters
- * (?1, ?2); db-pg.c turns it into PostgreSQL's ($1, $2, BEGIN for BEGIN
- * IMMEDIATE, IS NOT DISTINCT FROM for IS ?N, ON CONFLICT DO NOTHING for
- * INSERT OR IGNORE).  What the two dialects say differently is written
- * twice where it is used, chosen with pix_db_is_pg().
+ * SQL is written once, in what SQLite (3.39 and later) and PostgreSQL
+ * both accept, with numbered parameters (?1, ?2), which db-pg.c spells
+ * $1, $2 (sql.h); nothing else of the text is changed.  What the two
+ * really say differently (BEGIN IMMEDIATE, LIKE against ILIKE, bytea) is
+ * written twice, in the store's statement table or where it is used.
  *
  * On PostgreSQL, inside a transaction, a statement that returns no rows
  * is sent without waiting for its result (libpq's pipeline mode): its

@@ -1916,7 +1916,7 @@ gboolean pix_store_forget(PixStore *s, gint64 volume_id, gboolean is_dry_run, gi
 	              " DELETE FROM forget_ids", what, error))
 		goto fail;
 	if (volume_id != 0) {
-		if (!run_ints(s, "UPDATE dirs SET parent_id = NULL WHERE volume_id IS NOT ?1 AND parent_id IN"
+		if (!run_ints(s, "UPDATE dirs SET parent_id = NULL WHERE volume_id IS DISTINCT FROM ?1 AND parent_id IN"
 		              " (SELECT id FROM dirs WHERE volume_id = ?1)", what, error, 1, volume_id) ||
 		    !run_ints(s, "DELETE FROM dirs WHERE volume_id = ?1", what, error, 1, volume_id) ||
 		    !run_ints(s, "DELETE FROM roots WHERE volume_id = ?1", what, error, 1, volume_id) ||

@@ -140,7 +140,8 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		" gps_alt_m = CASE WHEN lent & 2 <> 0 THEN NULL ELSE gps_alt_m END, lent = 0"
 		" WHERE file_id = ?1 AND lent <> 0",
 	[ST_SIDECAR_META_ROW] =
-		"INSERT OR IGNORE INTO meta (file_id) SELECT id FROM files WHERE id = ?1 AND sidecar_id IS NOT NULL",
+		"INSERT INTO meta (file_id) SELECT id FROM files WHERE id = ?1 AND sidecar_id IS NOT NULL"
+		" ON CONFLICT DO NOTHING",
 	/* ... and lent again from the sidecar now linked, where the file has
 	 * no date (bit 1) or no position (bit 2) of its own */
 	[ST_SIDECAR_LEND] =
@@ -176,8 +177,8 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		" md5 = ?8, mime = ?9, media = ?10, state = ?11, error = ?12, recheck = ?13,"
 		" changed_at = ?14, hashed_at = ?15, missing_since = NULL,"
 		/* a verification that found the content it still has stays true */
-		" verified_at = CASE WHEN md5 IS ?8 AND verify_state = 'ok' THEN verified_at END,"
-		" verify_state = CASE WHEN md5 IS ?8 AND verify_state = 'ok' THEN verify_state END,"
+		" verified_at = CASE WHEN md5 IS NOT DISTINCT FROM ?8 AND verify_state = 'ok' THEN verified_at END,"
+		" verify_state = CASE WHEN md5 IS NOT DISTINCT FROM ?8 AND verify_state = 'ok' THEN verify_state END,"
 		" verify_md5 = NULL, verify_error = NULL"
 		" WHERE id = ?1 AND dir_id = ?16 AND name = ?17",
 	[ST_FILE_UPDATE_STAT] =
@@ -257,8 +258,8 @@ static const char *const statement_sql[N_STATEMENTS] = {
 };
 
 /*
- * The statements PostgreSQL says differently (db.h: the rest is turned
- * into its dialect as it is).  Names and paths are bytea there, every
+ * The statements PostgreSQL says differently (sql.h: the rest is written
+ * in what both accept, and only its parameters are spelt $N).  Names and paths are bytea there, every
  * one of them: no SAME_TYPE, and no replace() (a name's stem is cut in
  * its 'escape' text, where no byte but '.' itself is a '.').  Integers
  * are no booleans there.  This host is the connection's photoidx.host
@@ -266,6 +267,9 @@ static const char *const statement_sql[N_STATEMENTS] = {
  */
 #define PG_STEM(n) "decode(regexp_replace(encode(" n ", 'escape'), '[^.]*$', ''), 'escape')"
 static const char *const statement_pg[N_STATEMENTS] = {
+	/* SQLite's IMMEDIATE takes the write lock at once; PostgreSQL's rows
+	 * lock as they are written, and the run's lock is an advisory one */
+	[ST_BEGIN] = "BEGIN",
 	[ST_SIDECAR_LINK] =
 		"UPDATE files SET sidecar_id = (SELECT x.id FROM files x"
 		"  WHERE x.dir_id = files.dir_id AND x.media = 'sidecar' AND x.state <> 'missing'"
