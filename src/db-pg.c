@@ -169,14 +169,14 @@ static void set_error(PixPgConn *c, const char *msg, const char *sqlstate)
 static int code_of(const char *sqlstate)
 {
 	if (strcmp(sqlstate, "53100") == 0)
-		return SQLITE_FULL;
+		return PIX_DB_FULL;
 	if (g_str_has_prefix(sqlstate, "23"))
-		return SQLITE_CONSTRAINT;
+		return PIX_DB_CONSTRAINT;
 	if (strcmp(sqlstate, "XX001") == 0 || strcmp(sqlstate, "XX002") == 0)
-		return SQLITE_CORRUPT;
+		return PIX_DB_CORRUPT;
 	if (strcmp(sqlstate, "40001") == 0 || strcmp(sqlstate, "40P01") == 0 || strcmp(sqlstate, "55P03") == 0)
-		return SQLITE_BUSY;
-	return SQLITE_ERROR;
+		return PIX_DB_BUSY;
+	return PIX_DB_ERROR;
 }
 
 const char *pix_pg_errmsg(PixPgConn *c)
@@ -186,7 +186,7 @@ const char *pix_pg_errmsg(PixPgConn *c)
 
 int pix_pg_errcode(PixPgConn *c)
 {
-	return c->errmsg == NULL ? SQLITE_OK : code_of(c->sqlstate);
+	return c->errmsg == NULL ? PIX_DB_OK : code_of(c->sqlstate);
 }
 
 const char *pix_pg_sqlstate(PixPgConn *c)
@@ -206,7 +206,7 @@ gboolean pix_pg_is_lost(PixPgConn *c)
 static int conn_failed(PixPgConn *c)
 {
 	set_error(c, PQerrorMessage(c->conn), "08006");
-	return SQLITE_ERROR;
+	return PIX_DB_ERROR;
 }
 
 /* --- the connection --- */
@@ -385,7 +385,7 @@ static int round_trip(PixPgConn *c)
 	PGTransactionStatusType ts = PQtransactionStatus(c->conn);
 	if (ts == PQTRANS_IDLE || ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR)
 		c->in_tx = ts != PQTRANS_IDLE;
-	return has_error ? code_of(c->sqlstate) : SQLITE_OK;
+	return has_error ? code_of(c->sqlstate) : PIX_DB_OK;
 }
 
 /* COPY one statement's kept rows (outside pipeline mode). */
@@ -401,9 +401,9 @@ static int copy_rows(PixPgConn *c, PixPgStmt *st)
 	if (PQputCopyData(c->conn, st->copy_rows->str, (int)st->copy_rows->len) != 1 ||
 	    PQputCopyEnd(c->conn, NULL) != 1)
 		return conn_failed(c);
-	int rc = SQLITE_OK;
+	int rc = PIX_DB_OK;
 	while ((r = PQgetResult(c->conn)) != NULL) {
-		if (PQresultStatus(r) != PGRES_COMMAND_OK && rc == SQLITE_OK) {
+		if (PQresultStatus(r) != PGRES_COMMAND_OK && rc == PIX_DB_OK) {
 			set_error(c, PQresultErrorMessage(r), PQresultErrorField(r, PG_DIAG_SQLSTATE));
 			rc = code_of(c->sqlstate);
 		}
@@ -417,27 +417,27 @@ static int copy_rows(PixPgConn *c, PixPgStmt *st)
 static int flush_copies(PixPgConn *c)
 {
 	if (c->copy_bytes == 0)
-		return SQLITE_OK;
+		return PIX_DB_OK;
 	c->copy_bytes = 0;
-	int rc = c->expect->len > 0 || c->to_close->len > 0 ? round_trip(c) : SQLITE_OK;
-	if (rc == SQLITE_OK && PQexitPipelineMode(c->conn) != 1)
+	int rc = c->expect->len > 0 || c->to_close->len > 0 ? round_trip(c) : PIX_DB_OK;
+	if (rc == PIX_DB_OK && PQexitPipelineMode(c->conn) != 1)
 		rc = conn_failed(c);
 	for (guint i = 0; i < c->copies->len; i++) {
 		PixPgStmt *st = g_ptr_array_index(c->copies, i);
 		if (st->copy_rows->len == 0)
 			continue;
-		if (rc == SQLITE_OK)
+		if (rc == PIX_DB_OK)
 			rc = copy_rows(c, st);
 		g_string_truncate(st->copy_rows, 0);
 	}
-	if (PQpipelineStatus(c->conn) == PQ_PIPELINE_OFF && PQenterPipelineMode(c->conn) != 1 && rc == SQLITE_OK)
+	if (PQpipelineStatus(c->conn) == PQ_PIPELINE_OFF && PQenterPipelineMode(c->conn) != 1 && rc == PIX_DB_OK)
 		rc = conn_failed(c);
 	return rc;
 }
 
 gint64 pix_pg_changes(PixPgConn *c)
 {
-	if (c->n_deferred > 0 && round_trip(c) != SQLITE_OK)
+	if (c->n_deferred > 0 && round_trip(c) != PIX_DB_OK)
 		return -1;
 	return c->changes;
 }
@@ -446,16 +446,16 @@ int pix_pg_exec(PixPgConn *c, const char *sql)
 {
 	g_assert(conn_check(c));
 	int rc = flush_copies(c);
-	if (rc == SQLITE_OK && (c->expect->len > 0 || c->to_close->len > 0))
+	if (rc == PIX_DB_OK && (c->expect->len > 0 || c->to_close->len > 0))
 		rc = round_trip(c);
-	if (rc != SQLITE_OK)
+	if (rc != PIX_DB_OK)
 		return rc;
 	/* several statements in one text need the simple protocol */
 	if (PQexitPipelineMode(c->conn) != 1)
 		return conn_failed(c);
 	PGresult *r = PQexec(c->conn, sql);
 	ExecStatusType status = PQresultStatus(r);
-	rc = SQLITE_OK;
+	rc = PIX_DB_OK;
 	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && status != PGRES_EMPTY_QUERY) {
 		set_error(c, PQresultErrorMessage(r), PQresultErrorField(r, PG_DIAG_SQLSTATE));
 		rc = code_of(c->sqlstate);
@@ -559,7 +559,7 @@ int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 	for (int n = n_types + 1; n <= PIX_SQL_USED_MAX && used >> n; n++)
 		n_types = n;
 	int frc = flush_copies(c);
-	if (frc != SQLITE_OK) {
+	if (frc != PIX_DB_OK) {
 		pix_pg_finalize(st);
 		return frc;
 	}
@@ -571,15 +571,15 @@ int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 	expect(c, WANT_PREPARE, st);
 	expect(c, WANT_DESCRIBE, st);
 	int rc = round_trip(c);
-	if (rc != SQLITE_OK || !st->is_described) {
+	if (rc != PIX_DB_OK || !st->is_described) {
 		/* an error in a statement of the same round trip, or in this one */
 		pix_pg_finalize(st);
-		return rc != SQLITE_OK ? rc : SQLITE_ERROR;
+		return rc != PIX_DB_OK ? rc : PIX_DB_ERROR;
 	}
 	st->decoded = g_new0(GByteArray *, st->n_fields);
 	plan_copy(st, sql);
 	*out = st;
-	return SQLITE_OK;
+	return PIX_DB_OK;
 }
 
 static void clear_row(PixPgStmt *st)
@@ -595,7 +595,7 @@ int pix_pg_reset(PixPgStmt *st)
 	st->row = -1;
 	st->is_done = FALSE;
 	st->has_failed = FALSE;
-	return SQLITE_OK;
+	return PIX_DB_OK;
 }
 
 void pix_pg_finalize(PixPgStmt *st)
@@ -635,7 +635,7 @@ int pix_pg_clear_bindings(PixPgStmt *st)
 {
 	for (int i = 0; i < st->n_params; i++)
 		g_clear_pointer(&st->values[i], g_byte_array_unref);
-	return SQLITE_OK;
+	return PIX_DB_OK;
 }
 
 static GByteArray *param(PixPgStmt *st, int i)
@@ -652,9 +652,9 @@ static int put_text(PixPgStmt *st, int i, const char *text)
 {
 	GByteArray *v = param(st, i);
 	if (v == NULL)
-		return SQLITE_RANGE;
+		return PIX_DB_RANGE;
 	g_byte_array_append(v, (const guint8 *)text, strlen(text) + 1);
-	return SQLITE_OK;
+	return PIX_DB_OK;
 }
 
 int pix_pg_bind_int64(PixPgStmt *st, int i, gint64 n)
@@ -679,9 +679,9 @@ int pix_pg_bind_double(PixPgStmt *st, int i, double d)
 int pix_pg_bind_null(PixPgStmt *st, int i)
 {
 	if (i < 1 || i > st->n_params)
-		return SQLITE_RANGE;
+		return PIX_DB_RANGE;
 	g_clear_pointer(&st->values[i - 1], g_byte_array_unref);
-	return SQLITE_OK;
+	return PIX_DB_OK;
 }
 
 /* bytea parameters go as their bytes (binary format), any other as text */
@@ -691,11 +691,11 @@ static int put_bytes(PixPgStmt *st, int i, const void *bytes, int n)
 		return pix_pg_bind_null(st, i);
 	GByteArray *v = param(st, i);
 	if (v == NULL)
-		return SQLITE_RANGE;
+		return PIX_DB_RANGE;
 	g_byte_array_append(v, bytes, (guint)n);
 	if (st->types[i - 1] != OID_BYTEA)
 		g_byte_array_append(v, (const guint8 *)"", 1);
-	return SQLITE_OK;
+	return PIX_DB_OK;
 }
 
 int pix_pg_bind_text(PixPgStmt *st, int i, const char *text, int n)
@@ -714,10 +714,10 @@ int pix_pg_step(PixPgStmt *st)
 	g_assert(conn_check(c));
 	if (st->res != NULL) {
 		clear_row(st);
-		return ++st->row < PQntuples(st->res) ? SQLITE_ROW : SQLITE_DONE;
+		return ++st->row < PQntuples(st->res) ? PIX_DB_ROW : PIX_DB_DONE;
 	}
 	if (st->is_done)        /* as SQLite: a failed statement fails again until reset */
-		return st->has_failed ? code_of(c->sqlstate) : SQLITE_DONE;
+		return st->has_failed ? code_of(c->sqlstate) : PIX_DB_DONE;
 	if (st->copy_sql != NULL && c->in_tx) {
 		if (!st->is_copy_listed) {
 			g_ptr_array_add(c->copies, st);
@@ -728,11 +728,11 @@ int pix_pg_step(PixPgStmt *st)
 		c->copy_bytes += st->copy_rows->len - before;
 		c->changes = 1;
 		st->is_done = TRUE;
-		int rc = c->copy_bytes >= COPY_MAX ? flush_copies(c) : SQLITE_OK;
-		return rc == SQLITE_OK ? SQLITE_DONE : rc;
+		int rc = c->copy_bytes >= COPY_MAX ? flush_copies(c) : PIX_DB_OK;
+		return rc == PIX_DB_OK ? PIX_DB_DONE : rc;
 	}
 	int frc = flush_copies(c);
-	if (frc != SQLITE_OK)
+	if (frc != PIX_DB_OK)
 		return frc;
 	const char *values[st->n_params > 0 ? st->n_params : 1];
 	int lengths[st->n_params > 0 ? st->n_params : 1];
@@ -748,19 +748,19 @@ int pix_pg_step(PixPgStmt *st)
 	st->is_done = TRUE;
 	if (c->in_tx && st->n_fields == 0 && st->tx_effect == 0) {
 		expect(c, WANT_DEFERRED, st);
-		int rc = ++c->n_deferred >= PENDING_MAX ? round_trip(c) : SQLITE_OK;
-		return rc == SQLITE_OK ? SQLITE_DONE : rc;
+		int rc = ++c->n_deferred >= PENDING_MAX ? round_trip(c) : PIX_DB_OK;
+		return rc == PIX_DB_OK ? PIX_DB_DONE : rc;
 	}
 	expect(c, WANT_RESULT, st);
 	int rc = round_trip(c);
 	if (st->tx_effect != 0)     /* a failed COMMIT ends the transaction too */
-		c->in_tx = st->tx_effect > 0 && rc == SQLITE_OK;
-	if (rc != SQLITE_OK)
+		c->in_tx = st->tx_effect > 0 && rc == PIX_DB_OK;
+	if (rc != PIX_DB_OK)
 		return rc;
 	if (st->res == NULL)
-		return SQLITE_DONE;
+		return PIX_DB_DONE;
 	st->row = 0;
-	return PQntuples(st->res) > 0 ? SQLITE_ROW : SQLITE_DONE;
+	return PQntuples(st->res) > 0 ? PIX_DB_ROW : PIX_DB_DONE;
 }
 
 /* --- columns --- */
@@ -781,27 +781,27 @@ int pix_pg_column_count(PixPgStmt *st)
 int pix_pg_column_type(PixPgStmt *st, int i)
 {
 	if (!has_value(st, i))
-		return SQLITE_NULL;
+		return PIX_DB_NULL;
 	switch (PQftype(st->res, i)) {
 	case OID_BOOL:
 	case OID_INT2:
 	case OID_INT4:
 	case OID_INT8:
 	case OID_OID:
-		return SQLITE_INTEGER;
+		return PIX_DB_INTEGER;
 	case OID_FLOAT4:
 	case OID_FLOAT8:
-		return SQLITE_FLOAT;
+		return PIX_DB_FLOAT;
 	case OID_NUMERIC:
-		return strchr(PQgetvalue(st->res, st->row, i), '.') ? SQLITE_FLOAT : SQLITE_INTEGER;
+		return strchr(PQgetvalue(st->res, st->row, i), '.') ? PIX_DB_FLOAT : PIX_DB_INTEGER;
 	case OID_BYTEA: {
 		/* paths and names are bytea here; on SQLite they are TEXT when
 		 * valid UTF-8, else BLOB, and readers go by that */
 		GByteArray *bytes = decoded(st, i);
-		return g_utf8_validate((const char *)bytes->data, bytes->len, NULL) ? SQLITE_TEXT : SQLITE_BLOB;
+		return g_utf8_validate((const char *)bytes->data, bytes->len, NULL) ? PIX_DB_TEXT : PIX_DB_BLOB;
 	}
 	default:
-		return SQLITE_TEXT;
+		return PIX_DB_TEXT;
 	}
 }
 
@@ -902,7 +902,7 @@ gint64 pix_pg_reserve_id(PixPgConn *c, const char *table)
 		g_autofree char *sql = g_strdup_printf("WITH s AS MATERIALIZED (SELECT pg_get_serial_sequence('%s', 'id')"
 		                                       "::regclass AS seq) SELECT nextval(s.seq) FROM s,"
 		                                       " generate_series(1, %d)", table, ID_BLOCK);
-		if (pix_pg_prepare(c, sql, &b->take) != SQLITE_OK)
+		if (pix_pg_prepare(c, sql, &b->take) != PIX_DB_OK)
 			return 0;
 	}
 	PixPgStmt *st = b->take;
@@ -911,11 +911,11 @@ gint64 pix_pg_reserve_id(PixPgConn *c, const char *table)
 	b->ids = g_new(gint64, ID_BLOCK);
 	b->n = b->next = 0;
 	int rc;
-	while ((rc = pix_pg_step(st)) == SQLITE_ROW)
+	while ((rc = pix_pg_step(st)) == PIX_DB_ROW)
 		if (b->n < ID_BLOCK)
 			b->ids[b->n++] = pix_pg_column_int64(st, 0);
 	pix_pg_reset(st);
-	if (rc != SQLITE_DONE || b->n == 0)
+	if (rc != PIX_DB_DONE || b->n == 0)
 		return 0;
 	return b->ids[b->next++];
 }

@@ -1,8 +1,8 @@
 /*
  * db.h: one SQL connection of the catalog, SQLite or PostgreSQL, behind
- * the calls the store makes.  The calls keep SQLite's C API names, its
- * arguments and its result codes (SQLITE_ROW, SQLITE_DONE, SQLITE_FULL
- * ...), which the store was written against: on SQLite each is the
+ * the calls the store makes.  The calls keep the shape of SQLite's C
+ * API (prepare, bind, step, column) with result codes of their own
+ * (PIX_DB_ROW, PIX_DB_DONE, PIX_DB_FULL ...): on SQLite each is the
  * SQLite call itself (inline), on PostgreSQL db-pg.c does the same
  * through libpq.
  *
@@ -14,14 +14,14 @@
  *
  * On PostgreSQL, inside a transaction, a statement that returns no rows
  * is sent without waiting for its result (libpq's pipeline mode): its
- * step says SQLITE_DONE at once, and a failure shows at the next
+ * step says PIX_DB_DONE at once, and a failure shows at the next
  * statement that waits (one that returns rows, COMMIT, pix_db_changes()),
  * which fails with that error; the transaction is then aborted, as the
  * store's rollback expects.  Outside a transaction every statement waits.
  *
  * On both, a plain INSERT (INSERT INTO t (columns) VALUES (?N, ...), of
  * parameters only, nothing after the values) keeps its rows: a step
- * says SQLITE_DONE at once and the rows are written later, together
+ * says PIX_DB_DONE at once and the rows are written later, together
  * (PostgreSQL: by COPY; SQLite: PIX_DB_KEEP_ROWS rows per statement
  * execution, whose per-execution cost, a cursor opened and closed on the
  * table and on each index, was a third of a row's), before any other
@@ -39,6 +39,49 @@
 
 #include <glib.h>
 #include <sqlite3.h>
+
+/*
+ * The calls' result codes.  Their values are SQLite's, so that the SQLite
+ * side passes its codes through (db.c asserts that they agree); an
+ * extended SQLite code (SQLITE_IOERR_WRITE) keeps its primary code in the
+ * low byte: test with pix_db_primary().  db-pg.c maps SQLSTATEs onto them.
+ */
+typedef enum {
+	PIX_DB_OK = 0,
+	PIX_DB_ERROR = 1,
+	PIX_DB_BUSY = 5,
+	PIX_DB_IOERR = 10,
+	PIX_DB_CORRUPT = 11,
+	PIX_DB_FULL = 13,
+	PIX_DB_CANTOPEN = 14,
+	PIX_DB_CONSTRAINT = 19,
+	PIX_DB_MISUSE = 21,
+	PIX_DB_RANGE = 25,
+	PIX_DB_NOTADB = 26,
+	PIX_DB_ROW = 100,       /* a step has a row */
+	PIX_DB_DONE = 101,      /* a step is done */
+} PixDbCode;
+
+static inline int pix_db_primary(int rc)
+{
+	return rc & 0xff;
+}
+
+/* A column's or a kept value's type (SQLite's values). */
+typedef enum {
+	PIX_DB_INTEGER = 1,
+	PIX_DB_FLOAT = 2,
+	PIX_DB_TEXT = 3,
+	PIX_DB_BLOB = 4,
+	PIX_DB_NULL = 5,
+} PixDbType;
+
+/* How long a bound text or blob must live: until the next step
+ * (borrowed: PIX_DB_STATIC) or not at all (copied: PIX_DB_TRANSIENT). */
+typedef enum {
+	PIX_DB_STATIC,
+	PIX_DB_TRANSIENT,
+} PixDbLife;
 
 typedef struct PixPgConn PixPgConn;
 typedef struct PixPgStmt PixPgStmt;
@@ -122,7 +165,7 @@ int pix_db_keep_step(PixStmt *st);
 int pix_db_keep_reset(PixStmt *st);
 int pix_db_keep_clear(PixStmt *st);
 /* Writes the rows kept (SQLite), in first-use order; the first failure's
- * code (the rows are dropped then), else SQLITE_OK. */
+ * code (the rows are dropped then), else PIX_DB_OK. */
 int pix_db_flush(PixDb *db);
 int pix_db_lite_exec(PixDb *db, const char *sql);
 int pix_db_lite_step(PixStmt *st);
@@ -180,7 +223,7 @@ static inline int pix_db_get_autocommit(PixDb *db)
 static inline int pix_db_bind_int64(PixStmt *st, int i, gint64 v)
 {
 	if (st->keep != NULL)
-		return pix_db_keep_bind(st, i, SQLITE_INTEGER, v, 0, NULL, 0);
+		return pix_db_keep_bind(st, i, PIX_DB_INTEGER, v, 0, NULL, 0);
 	return st->lite ? sqlite3_bind_int64(st->lite, i, v) : pix_pg_bind_int64(st->pg, i, v);
 }
 static inline int pix_db_bind_int(PixStmt *st, int i, int v)
@@ -190,29 +233,31 @@ static inline int pix_db_bind_int(PixStmt *st, int i, int v)
 static inline int pix_db_bind_double(PixStmt *st, int i, double v)
 {
 	if (st->keep != NULL)
-		return pix_db_keep_bind(st, i, SQLITE_FLOAT, 0, v, NULL, 0);
+		return pix_db_keep_bind(st, i, PIX_DB_FLOAT, 0, v, NULL, 0);
 	return st->lite ? sqlite3_bind_double(st->lite, i, v) : pix_pg_bind_double(st->pg, i, v);
 }
 static inline int pix_db_bind_null(PixStmt *st, int i)
 {
 	if (st->keep != NULL)
-		return pix_db_keep_bind(st, i, SQLITE_NULL, 0, 0, NULL, 0);
+		return pix_db_keep_bind(st, i, PIX_DB_NULL, 0, 0, NULL, 0);
 	return st->lite ? sqlite3_bind_null(st->lite, i) : pix_pg_bind_null(st->pg, i);
 }
-/* Text and blobs are copied (SQLITE_TRANSIENT) or borrowed until the
- * next step (SQLITE_STATIC) on SQLite; PostgreSQL and kept rows copy
+/* Text and blobs are copied (PIX_DB_TRANSIENT) or borrowed until the
+ * next step (PIX_DB_STATIC) on SQLite; PostgreSQL and kept rows copy
  * both. */
-static inline int pix_db_bind_text(PixStmt *st, int i, const char *text, int n, void (*how)(void *))
+static inline int pix_db_bind_text(PixStmt *st, int i, const char *text, int n, PixDbLife how)
 {
 	if (st->keep != NULL)
-		return pix_db_keep_bind(st, i, SQLITE_TEXT, 0, 0, text, n);
-	return st->lite ? sqlite3_bind_text(st->lite, i, text, n, how) : pix_pg_bind_text(st->pg, i, text, n);
+		return pix_db_keep_bind(st, i, PIX_DB_TEXT, 0, 0, text, n);
+	return st->lite ? sqlite3_bind_text(st->lite, i, text, n,
+	                                                    how == PIX_DB_STATIC ? SQLITE_STATIC : SQLITE_TRANSIENT) : pix_pg_bind_text(st->pg, i, text, n);
 }
-static inline int pix_db_bind_blob(PixStmt *st, int i, const void *blob, int n, void (*how)(void *))
+static inline int pix_db_bind_blob(PixStmt *st, int i, const void *blob, int n, PixDbLife how)
 {
 	if (st->keep != NULL)
-		return pix_db_keep_bind(st, i, SQLITE_BLOB, 0, 0, blob, n);
-	return st->lite ? sqlite3_bind_blob(st->lite, i, blob, n, how) : pix_pg_bind_blob(st->pg, i, blob, n);
+		return pix_db_keep_bind(st, i, PIX_DB_BLOB, 0, 0, blob, n);
+	return st->lite ? sqlite3_bind_blob(st->lite, i, blob, n,
+	                                                    how == PIX_DB_STATIC ? SQLITE_STATIC : SQLITE_TRANSIENT) : pix_pg_bind_blob(st->pg, i, blob, n);
 }
 static inline int pix_db_step(PixStmt *st)
 {

@@ -15,10 +15,10 @@
 /* The connection (transfer none). */
 PixDb *pix_store_db(PixStore *s);
 
-/* Sets `error` from SQLite's state after a call that failed with `rc`:
+/* Sets `error` from the connection's state after a call that failed with `rc`:
  * "catalog 'PATH': WHAT: MESSAGE", with the PixStoreError code that fits
  * (FULL, CORRUPT, OPEN, FAILED). */
-void pix_store_sqlite_error(GError **error, PixStore *s, int rc, const char *what);
+void pix_store_db_error(GError **error, PixStore *s, int rc, const char *what);
 
 /* Appends " AND (...)" to `sql`: the file (directory column `dir_col`,
  * name column `name_col`) is one of `n_paths` paths or below one, with 7

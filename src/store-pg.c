@@ -42,13 +42,13 @@ static gboolean query_one(PixStore *s, const char *sql, const char *what, gboole
 {
 	g_autoptr(PixStmt) st = NULL;
 	int rc = pix_store_prepare(s, sql, &st);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_db_step(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, what);
+	if (rc != PIX_DB_ROW && rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, what);
 		return FALSE;
 	}
-	*has_row = rc == SQLITE_ROW;
+	*has_row = rc == PIX_DB_ROW;
 	*out = *has_row ? pix_db_column_int64(st, 0) : 0;
 	return TRUE;
 }
@@ -141,22 +141,22 @@ gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error)
 	                                                                                  : g_get_host_name();
 	g_autoptr(PixStmt) host = NULL;
 	int hrc = pix_db_prepare(s->db, "SELECT set_config('photoidx.host', ?1, false)", &host);
-	if (hrc == SQLITE_OK) {
-		pix_db_bind_text(host, 1, name, -1, SQLITE_STATIC);
+	if (hrc == PIX_DB_OK) {
+		pix_db_bind_text(host, 1, name, -1, PIX_DB_STATIC);
 		hrc = pix_db_step(host);
 	}
-	if (hrc != SQLITE_ROW) {
-		pix_store_sqlite_error(error, s, hrc, "cannot set it up");
+	if (hrc != PIX_DB_ROW) {
+		pix_store_db_error(error, s, hrc, "cannot set it up");
 		return FALSE;
 	}
 	/* names are stored as bytes, but every other text (and pix_text())
 	 * is UTF-8 */
 	g_autoptr(PixStmt) enc = NULL;
 	int rc = pix_store_prepare(s, "SELECT current_setting('server_encoding')", &enc);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_db_step(enc);
-	if (rc != SQLITE_ROW) {
-		pix_store_sqlite_error(error, s, rc, "cannot read its encoding");
+	if (rc != PIX_DB_ROW) {
+		pix_store_db_error(error, s, rc, "cannot read its encoding");
 		return FALSE;
 	}
 	const char *encoding = (const char *)pix_db_column_text(enc, 0);
@@ -232,11 +232,11 @@ static gboolean run_stmt(PixStore *s, StatementId id, gint64 *out, GError **erro
 	if (st == NULL)
 		return FALSE;
 	int rc;
-	while ((rc = pix_db_step(st)) == SQLITE_ROW)
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW)
 		if (out != NULL)
 			*out = pix_db_column_int64(st, 0);
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot number the change log");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot number the change log");
 		return FALSE;
 	}
 	return TRUE;
@@ -276,8 +276,8 @@ static char *lock_holder(PixStore *s, int key, gint64 id)
 		" WHERE v.locktype = 'advisory' AND v.classid = %d AND v.objid = %d AND v.objsubid = 2 AND v.granted"
 		" ORDER BY s.id DESC LIMIT 1", PIX_PG_LOCK_RUN, key, (int)id);
 	g_autoptr(PixStmt) st = NULL;
-	if (pix_store_prepare(s, sql, &st) != SQLITE_OK || pix_db_step(st) != SQLITE_ROW ||
-	    pix_db_column_type(st, 0) == SQLITE_NULL)
+	if (pix_store_prepare(s, sql, &st) != PIX_DB_OK || pix_db_step(st) != PIX_DB_ROW ||
+	    pix_db_column_type(st, 0) == PIX_DB_NULL)
 		return NULL;
 	const char *host = (const char *)pix_db_column_text(st, 1);
 	return g_strdup_printf("(pid %" G_GINT64_FORMAT ") on host '%s'", pix_db_column_int64(st, 0),

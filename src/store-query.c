@@ -126,7 +126,7 @@ static double distance_m(double lat1, double lon1, double lat2, double lon2)
 static void sql_distance_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	for (int i = 0; i < argc; i++)
-		if (sqlite3_value_type(argv[i]) == SQLITE_NULL) {
+		if (sqlite3_value_type(argv[i]) == PIX_DB_NULL) {
 			sqlite3_result_null(ctx);
 			return;
 		}
@@ -221,13 +221,13 @@ static PixStmt *sql_prepare(PixStore *s, Sql *q, GError **error)
 	PixDb *db = pix_store_db(s);
 	PixStmt *st = NULL;
 	/* PostgreSQL's catalog has pix_distance_m() as a SQL function (schema/pg) */
-	int rc = db->lite == NULL ? SQLITE_OK
+	int rc = db->lite == NULL ? PIX_DB_OK
 	         : sqlite3_create_function(db->lite, "pix_distance_m", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
 	                                   sql_distance_fn, NULL, NULL);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_store_prepare(s, q->sql->str, &st);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot prepare a query");
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, "cannot prepare a query");
 		return NULL;
 	}
 	for (guint i = 0; i < q->args->len; i++) {
@@ -235,7 +235,7 @@ static PixStmt *sql_prepare(PixStore *s, Sql *q, GError **error)
 		if (a->type == ARG_REAL)
 			pix_db_bind_double(st, (int)i + 1, a->d);
 		else
-			pix_db_bind_text(st, (int)i + 1, a->s, (int)a->len, SQLITE_STATIC);
+			pix_db_bind_text(st, (int)i + 1, a->s, (int)a->len, PIX_DB_STATIC);
 	}
 	if (q->paths != NULL)
 		pix_store_bind_under(st, q->under_first, q->paths);
@@ -246,21 +246,21 @@ static void value_from(PixValue *v, PixStmt *st, int i)
 {
 	memset(v, 0, sizeof(*v));
 	switch (pix_db_column_type(st, i)) {
-	case SQLITE_INTEGER:
+	case PIX_DB_INTEGER:
 		v->type = PIX_VAL_INT;
 		v->i = pix_db_column_int64(st, i);
 		v->d = (double)v->i;
 		break;
-	case SQLITE_FLOAT:
+	case PIX_DB_FLOAT:
 		v->type = PIX_VAL_REAL;
 		v->d = pix_db_column_double(st, i);
 		break;
-	case SQLITE_TEXT:
+	case PIX_DB_TEXT:
 		v->type = PIX_VAL_TEXT;
 		v->s = (const char *)pix_db_column_text(st, i);
 		v->len = (gsize)pix_db_column_bytes(st, i);
 		break;
-	case SQLITE_BLOB:
+	case PIX_DB_BLOB:
 		/* blobs are paths and names that are not UTF-8; as bytes, NUL-terminated */
 		v->type = PIX_VAL_BYTES;
 		v->s = (const char *)pix_db_column_text(st, i);
@@ -275,7 +275,7 @@ static void record_from(PixRecord *r, PixStmt *st, int first)
 {
 	for (int c = 0; c < PIX_N_COLS; c++)
 		value_from(&r->v[c], st, first + c);
-	r->distance_m = pix_db_column_type(st, first + PIX_N_COLS) == SQLITE_NULL
+	r->distance_m = pix_db_column_type(st, first + PIX_N_COLS) == PIX_DB_NULL
 	                ? NAN : pix_db_column_double(st, first + PIX_N_COLS);
 }
 
@@ -302,11 +302,11 @@ typedef gboolean (*RowFn)(gpointer data, PixStmt *st);
 static gboolean each_row(PixStore *s, PixStmt *st, RowFn fn, gpointer data, GError **error)
 {
 	int rc;
-	while ((rc = pix_db_step(st)) == SQLITE_ROW)
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW)
 		if (!fn(data, st))
 			return TRUE;
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot read the catalog");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot read the catalog");
 		return FALSE;
 	}
 	return TRUE;
@@ -489,7 +489,7 @@ typedef struct {
 
 static const char *column_text_or_null(PixStmt *st, int i)
 {
-	return pix_db_column_type(st, i) == SQLITE_NULL ? NULL : (const char *)pix_db_column_text(st, i);
+	return pix_db_column_type(st, i) == PIX_DB_NULL ? NULL : (const char *)pix_db_column_text(st, i);
 }
 
 static gboolean tally_row(gpointer data, PixStmt *st)
@@ -570,10 +570,10 @@ gboolean pix_store_last_seq(PixStore *s, gint64 *seq, GError **error)
 {
 	g_autoptr(PixStmt) st = NULL;
 	int rc = pix_store_prepare(s, "SELECT coalesce(max(seq), 0) FROM changes", &st);
-	if (rc == SQLITE_OK && (rc = pix_db_step(st)) == SQLITE_ROW) {
+	if (rc == PIX_DB_OK && (rc = pix_db_step(st)) == PIX_DB_ROW) {
 		*seq = pix_db_column_int64(st, 0);
 		return TRUE;
 	}
-	pix_store_sqlite_error(error, s, rc, "cannot read the change log");
+	pix_store_db_error(error, s, rc, "cannot read the change log");
 	return FALSE;
 }

@@ -58,10 +58,10 @@ GPtrArray *pix_store_collect_file_rows(PixStore *s, PixStmt *st, gboolean has_di
 {
 	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)pix_file_row_free);
 	int rc;
-	while ((rc = pix_db_step(st)) == SQLITE_ROW)
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW)
 		g_ptr_array_add(rows, pix_store_file_row_from(st, has_dir_path));
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot read file rows");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot read file rows");
 		return NULL;
 	}
 	return g_steal_pointer(&rows);
@@ -348,10 +348,10 @@ GPtrArray *pix_store_dirs_under(PixStore *s, const char *root, GError **error)
 	pix_store_bind_path_as(st, 1, root, len, FALSE);
 	pix_store_bind_path_as(st, 2, root, len, TRUE);
 	pix_store_bind_below(st, 3, root);
-	while ((rc = pix_db_step(st)) == SQLITE_ROW)
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW)
 		g_ptr_array_add(rows, dir_row_from(st));
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot read directory rows");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot read directory rows");
 		return NULL;
 	}
 	return g_steal_pointer(&rows);
@@ -364,9 +364,9 @@ gboolean pix_store_has_dev(PixStore *s, guint64 dev, gboolean *has, GError **err
 		return FALSE;
 	pix_db_bind_int64(st, 1, (gint64)dev);
 	int rc = pix_db_step(st);
-	*has = rc == SQLITE_ROW;
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot read file rows");
+	*has = rc == PIX_DB_ROW;
+	if (rc != PIX_DB_ROW && rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot read file rows");
 		return FALSE;
 	}
 	pix_db_reset(st);
@@ -394,14 +394,14 @@ gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gint64 trusted_s
 	pix_store_bind_path(st, 3, rel);
 	pix_db_bind_int64(st, 2, trusted_scan_id);
 	rc = pix_db_step(st);
-	if (rc == SQLITE_ROW) {
+	if (rc == PIX_DB_ROW) {
 		gint64 listed_ns = pix_db_column_int64(st, 5) * G_GINT64_CONSTANT(1000000000);
 		/* an mtime within two seconds of the listing run's start is not
 		 * trusted: an entry added in the same clock tick as the listing
 		 * (FAT: in the same two seconds) leaves it unchanged */
 		if ((guint64)pix_db_column_int64(st, 1) == dir->st.dev &&
 		    (guint64)pix_db_column_int64(st, 2) == dir->st.ino &&
-		    pix_db_column_type(st, 3) != SQLITE_NULL &&
+		    pix_db_column_type(st, 3) != PIX_DB_NULL &&
 		    pix_db_column_int64(st, 3) == dir->st.mtime_ns &&
 		    pix_db_column_int64(st, 4) == dir->st.ctime_ns &&
 		    dir->st.mtime_ns < listed_ns - G_GINT64_CONSTANT(2000000000))
@@ -409,8 +409,8 @@ gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gint64 trusted_s
 		rc = pix_db_step(st);
 	}
 	pix_db_reset(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		pix_store_sqlite_error(error, s, rc, "cannot read a directory row");
+	if (rc != PIX_DB_DONE && rc != PIX_DB_ROW) {
+		pix_store_db_error(error, s, rc, "cannot read a directory row");
 		return FALSE;
 	}
 	if (id == 0)
@@ -420,13 +420,13 @@ gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gint64 trusted_s
 	if (st == NULL)
 		return FALSE;
 	pix_db_bind_int64(st, 1, id);
-	if ((rc = pix_db_step(st)) == SQLITE_ROW) {
+	if ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 		*n_files = pix_db_column_int64(st, 0);
 		n_to_read = pix_db_column_int64(st, 1);
 	}
 	pix_db_reset(st);
-	if (rc != SQLITE_ROW) {
-		pix_store_sqlite_error(error, s, rc, "cannot read file rows");
+	if (rc != PIX_DB_ROW) {
+		pix_store_db_error(error, s, rc, "cannot read file rows");
 		return FALSE;
 	}
 	if (n_to_read > 0)
@@ -437,14 +437,14 @@ gboolean pix_store_dir_is_known(PixStore *s, const PixDir *dir, gint64 trusted_s
 		return FALSE;
 	pix_db_bind_int64(st, 1, id);
 	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 		g_autofree char *path = pix_store_column_bytes(st, 0);
 		const char *slash = strrchr(path, '/');
 		g_ptr_array_add(names, g_strdup(slash != NULL ? slash + 1 : path));
 	}
 	pix_db_reset(st);
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot read directory rows");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot read directory rows");
 		return FALSE;
 	}
 	*is_known = TRUE;
@@ -507,8 +507,8 @@ gboolean pix_store_each_to_verify(PixStore *s, char **paths, gint64 before_s, Pi
 	g_string_append_printf(sql, " ORDER BY coalesce(f.verified_at, f.hashed_at, 0), f.verified_at IS NOT NULL, f.id"
 	                       " LIMIT %d", VERIFY_PAGE);
 	rc = pix_store_prepare(s, sql->str, &st);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, "cannot prepare a statement");
 		return FALSE;
 	}
 	pix_store_bind_under(st, 5, paths);
@@ -519,7 +519,7 @@ gboolean pix_store_each_to_verify(PixStore *s, char **paths, gint64 before_s, Pi
 		pix_db_bind_int64(st, 1, key);
 		pix_db_bind_int64(st, 2, is_verified);
 		pix_db_bind_int64(st, 3, id);
-		while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+		while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 			PixFileRow *row = pix_store_file_row_from(st, FALSE);
 			row->dir_path = pix_store_column_bytes(st, 11);
 			key = pix_db_column_int64(st, 12);
@@ -528,8 +528,8 @@ gboolean pix_store_each_to_verify(PixStore *s, char **paths, gint64 before_s, Pi
 			g_ptr_array_add(page, row);
 		}
 		pix_db_reset(st);      /* ends the read transaction */
-		if (rc != SQLITE_DONE) {
-			pix_store_sqlite_error(error, s, rc, "cannot read file rows");
+		if (rc != PIX_DB_DONE) {
+			pix_store_db_error(error, s, rc, "cannot read file rows");
 			return FALSE;
 		}
 		for (guint i = 0; i < page->len; i++) {
@@ -550,10 +550,10 @@ gboolean pix_store_verify_coverage(PixStore *s, PixVerifyCoverage *out, GError *
 		"SELECT count(*), coalesce(sum(CASE WHEN verified_at IS NULL THEN 1 ELSE 0 END), 0),"
 		" coalesce(sum(CASE WHEN verified_at IS NULL THEN size ELSE 0 END), 0), coalesce(min(verified_at), 0)"
 		" FROM files WHERE state <> 'missing' AND md5 IS NOT NULL AND (mode & 61440) = 32768", &st);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_db_step(st);
-	if (rc != SQLITE_ROW) {
-		pix_store_sqlite_error(error, s, rc, "cannot read file rows");
+	if (rc != PIX_DB_ROW) {
+		pix_store_db_error(error, s, rc, "cannot read file rows");
 		return FALSE;
 	}
 	out->n_files = pix_db_column_int64(st, 0);
@@ -583,17 +583,17 @@ gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStore
 		" FROM changes c LEFT JOIN files f ON f.id = c.file_id LEFT JOIN dirs d ON d.id = f.dir_id"
 		" LEFT JOIN volumes fv ON fv.id = d.volume_id LEFT JOIN volumes v ON v.id = c.volume_id"
 		" WHERE c.seq > ?1 ORDER BY c.seq LIMIT ?2", &st);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, "cannot prepare a statement");
 		return FALSE;
 	}
 	pix_db_bind_int64(st, 1, since);
 	pix_db_bind_int64(st, 2, limit > 0 ? limit : G_MAXINT64);
-	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 		g_autofree char *dir = pix_store_column_bytes(st, 5);
 		g_autofree char *name = pix_store_column_bytes(st, 6);
 		g_autofree char *kind = pix_store_column_bytes(st, 4);
-		g_autofree char *volume = pix_db_column_type(st, 14) != SQLITE_NULL ? pix_store_column_bytes(st, 14) : NULL;
+		g_autofree char *volume = pix_db_column_type(st, 14) != PIX_DB_NULL ? pix_store_column_bytes(st, 14) : NULL;
 		gboolean has_file = pix_db_column_int(st, 15) != 0;
 		PixChange c = {
 			.seq = pix_db_column_int64(st, 0),
@@ -603,10 +603,10 @@ gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStore
 			.kind = kind,
 			.path = has_file ? pix_path_join(dir, name) : NULL,
 			.volume = volume,
-			.old_path = pix_db_column_type(st, 7) != SQLITE_NULL ? pix_store_column_bytes(st, 7) : NULL,
-			.new_path = pix_db_column_type(st, 8) != SQLITE_NULL ? pix_store_column_bytes(st, 8) : NULL,
-			.old_size = pix_db_column_type(st, 11) != SQLITE_NULL ? pix_db_column_int64(st, 11) : -1,
-			.new_size = pix_db_column_type(st, 12) != SQLITE_NULL ? pix_db_column_int64(st, 12) : -1,
+			.old_path = pix_db_column_type(st, 7) != PIX_DB_NULL ? pix_store_column_bytes(st, 7) : NULL,
+			.new_path = pix_db_column_type(st, 8) != PIX_DB_NULL ? pix_store_column_bytes(st, 8) : NULL,
+			.old_size = pix_db_column_type(st, 11) != PIX_DB_NULL ? pix_db_column_int64(st, 11) : -1,
+			.new_size = pix_db_column_type(st, 12) != PIX_DB_NULL ? pix_db_column_int64(st, 12) : -1,
 			.state = has_file ? pix_store_state_from(pix_db_column_text(st, 13)) : PIX_STATE_MISSING,
 			.has_file = has_file,
 		};
@@ -619,8 +619,8 @@ gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStore
 		if (!is_more)
 			return TRUE;
 	}
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot read the change log");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot read the change log");
 		return FALSE;
 	}
 	return TRUE;
@@ -631,14 +631,14 @@ char **pix_store_roots(PixStore *s, GError **error)
 	g_autoptr(PixStmt) st = NULL;
 	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
 	int rc = pix_store_prepare(s, "SELECT path FROM roots ORDER BY path", &st);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, "cannot prepare a statement");
 		return NULL;
 	}
-	while ((rc = pix_db_step(st)) == SQLITE_ROW)
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW)
 		g_ptr_array_add(out, pix_store_column_bytes(st, 0));
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot read the roots");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot read the roots");
 		return NULL;
 	}
 	g_ptr_array_add(out, NULL);

@@ -20,8 +20,8 @@ static PixStmt *prepare(PixStore *s, const char *sql, GError **error)
 {
 	PixStmt *st = NULL;
 	int rc = pix_store_prepare(s, sql, &st);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, "cannot prepare a statement");
 		return NULL;
 	}
 	return st;
@@ -35,8 +35,8 @@ static const char *text(PixStmt *st, int i)
 /* Steps to the end; FALSE with `error` set when it failed. */
 static gboolean finish(PixStore *s, int rc, const char *what, GError **error)
 {
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		pix_store_sqlite_error(error, s, rc, what);
+	if (rc != PIX_DB_DONE && rc != PIX_DB_ROW) {
+		pix_store_db_error(error, s, rc, what);
 		return FALSE;
 	}
 	return TRUE;
@@ -63,7 +63,7 @@ gboolean pix_store_each_volume(PixStore *s, PixStoreVolumeFn fn, gpointer data, 
 	int rc;
 	if (st == NULL)
 		return FALSE;
-	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 		const void *mp = pix_db_column_blob(st, 7);
 		g_autofree char *mount = g_strndup(mp != NULL ? mp : "", (gsize)pix_db_column_bytes(st, 7));
 		PixVolumeRow v = {
@@ -99,10 +99,10 @@ gboolean pix_store_each_root(PixStore *s, PixStoreRootFn fn, gpointer data, GErr
 	int rc;
 	if (st == NULL)
 		return FALSE;
-	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 		const void *p = pix_db_column_blob(st, 0), *rp = pix_db_column_blob(st, 1);
 		g_autofree char *path = g_strndup(p != NULL ? p : "", (gsize)pix_db_column_bytes(st, 0));
-		g_autofree char *rel = pix_db_column_type(st, 1) != SQLITE_NULL
+		g_autofree char *rel = pix_db_column_type(st, 1) != PIX_DB_NULL
 		                       ? g_strndup(rp != NULL ? rp : "", (gsize)pix_db_column_bytes(st, 1)) : NULL;
 		PixRootRow r = {
 			.path = path,
@@ -131,7 +131,7 @@ gboolean pix_store_each_run(PixStore *s, gint64 limit, PixStoreRunFn fn, gpointe
 	if (st == NULL)
 		return FALSE;
 	pix_db_bind_int64(st, 1, limit);
-	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 		PixRunRow r = {
 			.id = pix_db_column_int64(st, 0),
 			.command = text(st, 1),
@@ -164,7 +164,7 @@ gboolean pix_store_pending(PixStore *s, gint64 *n_recheck, gint64 *n_unread, GEr
 	if (st == NULL)
 		return FALSE;
 	int rc = pix_db_step(st);
-	*n_recheck = rc == SQLITE_ROW ? pix_db_column_int64(st, 0) : 0;
-	*n_unread = rc == SQLITE_ROW ? pix_db_column_int64(st, 1) : 0;
+	*n_recheck = rc == PIX_DB_ROW ? pix_db_column_int64(st, 0) : 0;
+	*n_unread = rc == PIX_DB_ROW ? pix_db_column_int64(st, 1) : 0;
 	return finish(s, rc, "cannot read the files", error);
 }

@@ -96,9 +96,9 @@ static gboolean relink_image(PixStore *s, gint64 id, GError **error)
 static gboolean query_int(PixStore *s, PixStmt *st, gint64 *out, const char *what, GError **error)
 {
 	int rc = pix_db_step(st);
-	*out = rc == SQLITE_ROW ? pix_db_column_int64(st, 0) : -1;
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, what);
+	*out = rc == PIX_DB_ROW ? pix_db_column_int64(st, 0) : -1;
+	if (rc != PIX_DB_ROW && rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, what);
 		pix_db_reset(st);
 		return FALSE;
 	}
@@ -159,7 +159,7 @@ static gboolean relink(PixStore *s, GError **error)
 			return FALSE;
 		pix_db_bind_int64(at, 1, d->dir_id);
 		pix_store_bind_path(at, 2, d->name);
-		if (pix_db_step(at) != SQLITE_ROW) {
+		if (pix_db_step(at) != PIX_DB_ROW) {
 			pix_db_reset(at);
 			continue;       /* gone (a move that lost to a copy) */
 		}
@@ -185,11 +185,11 @@ static gboolean relink(PixStore *s, GError **error)
 		pix_store_bind_path(st, 5, after);
 		pix_store_bind_path(st, 6, past);
 		int rc;
-		while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+		while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 			gint64 image = pix_db_column_int64(st, 0);
 			g_hash_table_add(images, g_memdup2(&image, sizeof image));
 		}
-		if (rc != SQLITE_DONE)
+		if (rc != PIX_DB_DONE)
 			return pix_store_step_done(s, st, "cannot look for a sidecar's images", error);
 		pix_db_reset(st);
 	}
@@ -290,13 +290,13 @@ static gboolean volume_id(PixStore *s, const PixVolume *v, gboolean is_create, g
 	PixStmt *st = pix_store_stmt(s, ST_VOLUME_FIND, error);
 	if (st == NULL)
 		return FALSE;
-	pix_db_bind_text(st, 1, pix_volume_kind_name(v->kind), -1, SQLITE_STATIC);
-	pix_db_bind_text(st, 2, v->ident, -1, SQLITE_STATIC);
+	pix_db_bind_text(st, 1, pix_volume_kind_name(v->kind), -1, PIX_DB_STATIC);
+	pix_db_bind_text(st, 2, v->ident, -1, PIX_DB_STATIC);
 	int rc = pix_db_step(st);
-	*id = rc == SQLITE_ROW ? pix_db_column_int64(st, 0) : 0;
+	*id = rc == PIX_DB_ROW ? pix_db_column_int64(st, 0) : 0;
 	pix_db_reset(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
+	if (rc != PIX_DB_ROW && rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot read the volumes");
 		return FALSE;
 	}
 	if (*id == 0 && is_create) {
@@ -304,8 +304,8 @@ static gboolean volume_id(PixStore *s, const PixVolume *v, gboolean is_create, g
 		PixStmt *ins = pix_store_stmt(s, ST_VOLUME_INSERT, error);
 		if (ins == NULL)
 			return FALSE;
-		pix_db_bind_text(ins, 1, pix_volume_kind_name(v->kind), -1, SQLITE_STATIC);
-		pix_db_bind_text(ins, 2, v->ident, -1, SQLITE_STATIC);
+		pix_db_bind_text(ins, 1, pix_volume_kind_name(v->kind), -1, PIX_DB_STATIC);
+		pix_db_bind_text(ins, 2, v->ident, -1, PIX_DB_STATIC);
 		pix_store_bind_text_or_null(ins, 3, v->uuid);
 		pix_store_bind_text_or_null(ins, 4, v->label);
 		pix_store_bind_text_or_null(ins, 5, v->fstype);
@@ -315,14 +315,14 @@ static gboolean volume_id(PixStore *s, const PixVolume *v, gboolean is_create, g
 		pix_db_bind_int64(ins, 9, (gint64)v->dev);
 		pix_db_bind_int64(ins, 10, pix_store_now());
 		int irc = pix_db_step(ins);
-		*id = irc == SQLITE_ROW ? pix_db_column_int64(ins, 0) : 0;
+		*id = irc == PIX_DB_ROW ? pix_db_column_int64(ins, 0) : 0;
 		pix_db_reset(ins);
 		/* PostgreSQL: another host recorded it meanwhile (ON CONFLICT DO
 		 * NOTHING returned no row): its row is the one */
-		if (irc == SQLITE_DONE && pix_db_is_pg(s->db))
+		if (irc == PIX_DB_DONE && pix_db_is_pg(s->db))
 			return volume_id(s, v, FALSE, id, error);
-		if (irc != SQLITE_ROW) {
-			pix_store_sqlite_error(error, s, irc, "cannot record a volume");
+		if (irc != PIX_DB_ROW) {
+			pix_store_db_error(error, s, irc, "cannot record a volume");
 			return FALSE;
 		}
 	}
@@ -350,8 +350,8 @@ static gboolean run_ints(PixStore *s, const char *sql, const char *what, GError 
 {
 	g_autoptr(PixStmt) st = NULL;
 	int rc = pix_store_prepare(s, sql, &st);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, what);
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, what);
 		return FALSE;
 	}
 	va_list ap;
@@ -378,15 +378,15 @@ void pix_store_bind_change(PixStore *s, PixStmt *st, const PixChangeRow *c)
 	if (c->file_id != 0)
 		pix_db_bind_int64(st, 2, c->file_id);
 	pix_db_bind_int64(st, 3, s->now_s);
-	pix_db_bind_text(st, 4, c->kind, -1, SQLITE_STATIC);
+	pix_db_bind_text(st, 4, c->kind, -1, PIX_DB_STATIC);
 	if (c->old_path != NULL)
 		pix_store_bind_path(st, 5, c->old_path);
 	if (c->new_path != NULL)
 		pix_store_bind_path(st, 6, c->new_path);
 	if (c->has_old_md5)
-		pix_db_bind_blob(st, 7, c->old_md5, 16, SQLITE_STATIC);
+		pix_db_bind_blob(st, 7, c->old_md5, 16, PIX_DB_STATIC);
 	if (c->has_new_md5)
-		pix_db_bind_blob(st, 8, c->new_md5, 16, SQLITE_STATIC);
+		pix_db_bind_blob(st, 8, c->new_md5, 16, PIX_DB_STATIC);
 	if (c->has_old_size)
 		pix_db_bind_int64(st, 9, c->old_size);
 	if (c->has_new_size)
@@ -433,14 +433,14 @@ static gboolean rewrite_paths(PixStore *s, const char *table, gint64 vol_id, con
 	g_autofree char *upd = g_strdup_printf("UPDATE %s SET path = ?2 WHERE id = ?1", table);
 	g_autoptr(PixStmt) st = NULL, up = NULL;
 	int rc = pix_store_prepare(s, sel, &st);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_store_prepare(s, upd, &up);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot move a volume");
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, "cannot move a volume");
 		return FALSE;
 	}
 	pix_db_bind_int64(st, 1, vol_id);
-	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 		g_autofree char *rel = pix_store_column_bytes(st, 1);
 		g_autofree char *path = pix_volume_path(v, rel);
 		if (path == NULL)
@@ -451,8 +451,8 @@ static gboolean rewrite_paths(PixStore *s, const char *table, gint64 vol_id, con
 		if (!pix_store_step_done(s, up, "cannot move a volume", error))
 			return FALSE;
 	}
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot move a volume");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot move a volume");
 		return FALSE;
 	}
 	return TRUE;
@@ -475,15 +475,15 @@ static gboolean place_legacy(PixStore *s, GError **error)
 	int rc = pix_store_prepare(s,
 		"SELECT dev, path, ino, min(length(path)) FROM dirs WHERE volume_id IS NULL AND dev IS NOT NULL"
 		" GROUP BY dev", &devs);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_store_prepare(s, "SELECT id, path FROM dirs WHERE volume_id IS NULL AND (dev = ?1 OR dev IS NULL)", &upd);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_store_prepare(s, "UPDATE OR IGNORE dirs SET volume_id = ?2, rel_path = ?3 WHERE id = ?1", &rupd);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot place directories on volumes");
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, "cannot place directories on volumes");
 		return FALSE;
 	}
-	while ((rc = pix_db_step(devs)) == SQLITE_ROW) {
+	while ((rc = pix_db_step(devs)) == PIX_DB_ROW) {
 		guint64 old_dev = (guint64)pix_db_column_int64(devs, 0);
 		g_autofree char *sample = pix_store_column_bytes(devs, 1);
 		guint64 ino = (guint64)pix_db_column_int64(devs, 2);
@@ -501,7 +501,7 @@ static gboolean place_legacy(PixStore *s, GError **error)
 			return FALSE;
 		pix_db_reset(upd);
 		pix_db_bind_int64(upd, 1, (gint64)old_dev);
-		while ((rc = pix_db_step(upd)) == SQLITE_ROW) {
+		while ((rc = pix_db_step(upd)) == PIX_DB_ROW) {
 			g_autofree char *path = pix_store_column_bytes(upd, 1);
 			g_autofree char *rel = pix_volume_rel_of(v, path);
 			if (rel == NULL)
@@ -513,11 +513,11 @@ static gboolean place_legacy(PixStore *s, GError **error)
 			if (!pix_store_step_done(s, rupd, "cannot place directories", error))
 				return FALSE;
 		}
-		if (rc != SQLITE_DONE)
+		if (rc != PIX_DB_DONE)
 			break;
 	}
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot place directories on volumes");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot place directories on volumes");
 		return FALSE;
 	}
 	/* rows that never had a device (never listed), and roots: on the
@@ -535,16 +535,16 @@ static gboolean place_by_path(PixStore *s, const char *table, GError **error)
 	                                       table);
 	g_autoptr(PixStmt) root = NULL, rset = NULL;
 	int rc = pix_store_prepare(s, sel, &root);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot place directories and roots on volumes");
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, "cannot place directories and roots on volumes");
 		return FALSE;
 	}
 	rc = pix_store_prepare(s, upd, &rset);
-	while (rc == SQLITE_OK && (rc = pix_db_step(root)) == SQLITE_ROW) {
+	while (rc == PIX_DB_OK && (rc = pix_db_step(root)) == PIX_DB_ROW) {
 		g_autofree char *path = pix_store_column_bytes(root, 1);
 		struct stat st;
 		if (pix_path_lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			rc = SQLITE_OK;
+			rc = PIX_DB_OK;
 			continue;
 		}
 		g_autofree char *rel = NULL;
@@ -558,10 +558,10 @@ static gboolean place_by_path(PixStore *s, const char *table, GError **error)
 		pix_store_bind_path(rset, 3, rel);
 		if (!pix_store_step_done(s, rset, "cannot place directories and roots on volumes", error))
 			return FALSE;
-		rc = SQLITE_OK;
+		rc = PIX_DB_OK;
 	}
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot place directories and roots on volumes");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot place directories and roots on volumes");
 		return FALSE;
 	}
 	return TRUE;
@@ -598,16 +598,16 @@ static gboolean refresh_volumes(PixStore *s, GError **error)
 	int rc = pix_store_prepare(s, is_pg
 		? VOLUMES_SEEN "host IS NOT DISTINCT FROM " PG_THIS_HOST " FROM volumes ORDER BY id"
 		: VOLUMES_SEEN "1 FROM volumes ORDER BY id", &st);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_store_prepare(s, is_pg ? VOLUME_FOUND ", host = " PG_THIS_HOST " WHERE id = ?1"
 		                                : VOLUME_FOUND " WHERE id = ?1", &set);
 #undef VOLUMES_SEEN
 #undef VOLUME_FOUND
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, "cannot read the volumes");
 		return FALSE;
 	}
-	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 		gint64 id = pix_db_column_int64(st, 0);
 		int kind = pix_volume_kind_from_name((const char *)pix_db_column_text(st, 1));
 		const char *ident = (const char *)pix_db_column_text(st, 2);
@@ -660,8 +660,8 @@ static gboolean refresh_volumes(PixStore *s, GError **error)
 		if (!pix_store_step_done(s, set, "cannot record a volume", error))
 			return FALSE;
 	}
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot read the volumes");
 		return FALSE;
 	}
 	return TRUE;
@@ -677,11 +677,11 @@ static gboolean note_offline_roots(PixStore *s, char **roots, GHashTable *shadow
 		"SELECT v.mount_point, coalesce(v.label, v.ident),"
 		" (SELECT count(*) FROM files f JOIN dirs d ON d.id = f.dir_id WHERE d.volume_id = v.id AND f.state <> 'missing')"
 		" FROM volumes v WHERE v.is_online = 0", &st);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, "cannot read the volumes");
 		return FALSE;
 	}
-	while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 		g_autofree char *mount = pix_store_column_bytes(st, 0);
 		for (char **r = roots; *r != NULL; r++)
 			if (pix_path_is_under(*r, mount) || pix_path_is_under(mount, *r)) {
@@ -694,8 +694,8 @@ static gboolean note_offline_roots(PixStore *s, char **roots, GHashTable *shadow
 				break;
 			}
 	}
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot read the volumes");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot read the volumes");
 		return FALSE;
 	}
 	return TRUE;
@@ -728,14 +728,14 @@ static gboolean lock_online_volumes(PixStore *s, GError **error)
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(gint64));
 	g_autoptr(PixStmt) st = NULL;
 	int rc = pix_store_prepare(s, "SELECT id FROM volumes WHERE id IN " ONLINE_VOLUMES " ORDER BY id", &st);
-	if (rc == SQLITE_OK) {
-		while ((rc = pix_db_step(st)) == SQLITE_ROW) {
+	if (rc == PIX_DB_OK) {
+		while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 			gint64 id = pix_db_column_int64(st, 0);
 			g_array_append_val(ids, id);
 		}
 	}
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, "cannot read its volumes");
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, "cannot read its volumes");
 		return FALSE;
 	}
 	return pix_store_pg_lock_volumes(s, ids, error);
@@ -774,26 +774,26 @@ static gboolean begin_scan(PixStore *s, const char *command, char **roots, GErro
 		  " WHERE l.locktype = 'advisory' AND l.classid = " G_STRINGIFY(PIX_PG_LOCK_RUN)
 		  " AND l.objid::bigint = scans.id AND l.objsubid = 2 AND l.granted)"
 		: "UPDATE scans SET state = 'killed' WHERE state = 'running'", &killed);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_store_prepare(s, is_pg
 			? "INSERT INTO scans (command, roots, started_at, state, host, pid)"
 			  " VALUES (?1, ?2, ?3, 'running', " PG_THIS_HOST ", ?4) RETURNING id"
 			: "INSERT INTO scans (command, roots, started_at, state) VALUES (?1, ?2, ?3, 'running') RETURNING id",
 			&scan);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 #define ROOT_UPSERT(key) "INSERT INTO roots (path, first_scan_at, volume_id, rel_path) VALUES (?1, ?2, ?3, ?4)" \
 	" ON CONFLICT (volume_id, " key ") DO UPDATE SET path = ?1"
 		rc = pix_store_prepare(s, is_pg ? ROOT_UPSERT(PG_KEY("rel_path")) : ROOT_UPSERT("rel_path"), &root);
 #undef ROOT_UPSERT
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot record the scan");
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, "cannot record the scan");
 		rollback_batch(s);
 		return FALSE;
 	}
 	if (!pix_store_step_done(s, killed, "cannot record the scan", error))
 		goto fail;
-	pix_db_bind_text(scan, 1, command, -1, SQLITE_STATIC);
-	pix_db_bind_text(scan, 2, display->str, -1, SQLITE_STATIC);
+	pix_db_bind_text(scan, 1, command, -1, PIX_DB_STATIC);
+	pix_db_bind_text(scan, 2, display->str, -1, PIX_DB_STATIC);
 	pix_db_bind_int64(scan, 3, now);
 	if (is_pg)
 		pix_db_bind_int64(scan, 4, getpid());
@@ -801,10 +801,10 @@ static gboolean begin_scan(PixStore *s, const char *command, char **roots, GErro
 	    (is_pg && !pix_store_pg_lock_run(s, error)))
 		goto fail;
 	rc = pix_store_prepare(s, "SELECT coalesce(max(id), 0) FROM files", &rows);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_db_step(rows);
-	if (rc != SQLITE_ROW) {
-		pix_store_sqlite_error(error, s, rc, "cannot record the scan");
+	if (rc != PIX_DB_ROW) {
+		pix_store_db_error(error, s, rc, "cannot record the scan");
 		goto fail;
 	}
 	s->catalog_rows = s->rows_before_run = pix_db_column_int64(rows, 0);
@@ -882,14 +882,14 @@ static gboolean record_end(PixStore *s, const char *state, int exit_status, GErr
 		"UPDATE scans SET finished_at = ?2, state = ?3, n_dirs = ?4, n_new = ?5, n_changed = ?6,"
 		" n_moved = ?7, n_missing = ?8, n_unchanged = ?9, n_errors = ?10, bytes_read = ?11,"
 		" exit_status = ?12 WHERE id = ?1", &st);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_store_prepare(s, "UPDATE roots SET last_scan_at = ?1 WHERE path = ?2"
 		                       " AND (volume_id IS NULL OR volume_id IN " ONLINE_VOLUMES ") RETURNING volume_id", &roots);
 	g_autoptr(PixStmt) vols = NULL;
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_store_prepare(s, "UPDATE volumes SET last_scan_at = ?1 WHERE id = ?2", &vols);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot record the end of the scan");
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, "cannot record the end of the scan");
 		rollback_batch(s);
 		return FALSE;
 	}
@@ -901,7 +901,7 @@ static gboolean record_end(PixStore *s, const char *state, int exit_status, GErr
 	                                           PIX_N_MISSING, PIX_N_VERIFIED, PIX_N_ERRORS, PIX_BYTES_READ };
 	pix_db_bind_int64(st, 1, s->scan_id);
 	pix_db_bind_int64(st, 2, pix_store_now());
-	pix_db_bind_text(st, 3, state, -1, SQLITE_STATIC);
+	pix_db_bind_text(st, 3, state, -1, PIX_DB_STATIC);
 	for (guint i = 0; i < G_N_ELEMENTS(order); i++)
 		pix_db_bind_int64(st, 4 + (int)i, pix_count_get(s->is_verify ? verify_order[i] : order[i]));
 	pix_db_bind_int(st, 12, exit_status);
@@ -913,7 +913,7 @@ static gboolean record_end(PixStore *s, const char *state, int exit_status, GErr
 		pix_db_reset(roots);
 		pix_db_bind_int64(roots, 1, pix_store_now());
 		pix_store_bind_path(roots, 2, *r);
-		while ((rc = pix_db_step(roots)) == SQLITE_ROW) {
+		while ((rc = pix_db_step(roots)) == PIX_DB_ROW) {
 			pix_db_reset(vols);
 			pix_db_bind_int64(vols, 1, pix_store_now());
 			pix_db_bind_int64(vols, 2, pix_db_column_int64(roots, 0));
@@ -922,8 +922,8 @@ static gboolean record_end(PixStore *s, const char *state, int exit_status, GErr
 				return FALSE;
 			}
 		}
-		if (rc != SQLITE_DONE) {
-			pix_store_sqlite_error(error, s, rc, "cannot record the end of the scan");
+		if (rc != PIX_DB_DONE) {
+			pix_store_db_error(error, s, rc, "cannot record the end of the scan");
 			rollback_batch(s);
 			return FALSE;
 		}
@@ -1023,7 +1023,7 @@ static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, gboolean
 	if (m->has_osdb_hash) {
 		char hex[17];
 		g_snprintf(hex, sizeof hex, "%016" G_GINT64_MODIFIER "x", m->osdb_hash);
-		pix_db_bind_text(st, 19, hex, -1, SQLITE_TRANSIENT);
+		pix_db_bind_text(st, 19, hex, -1, PIX_DB_TRANSIENT);
 	}
 	pix_store_bind_double_or_null(st, 20, m->aperture);
 	pix_store_bind_int_or_null(st, 21, m->exposure_program);
@@ -1085,7 +1085,7 @@ static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
 		pix_db_bind_int64(st, 5, d->st.mtime_ns);
 		pix_db_bind_int64(st, 6, d->st.ctime_ns);
 	}
-	pix_db_bind_text(st, 7, d->error != NULL ? "error" : "ok", -1, SQLITE_STATIC);
+	pix_db_bind_text(st, 7, d->error != NULL ? "error" : "ok", -1, PIX_DB_STATIC);
 	pix_store_bind_text_or_null(st, 8, d->error);
 	pix_db_bind_int64(st, 9, s->now_s);
 	if (d->fsid != 0)
@@ -1099,8 +1099,8 @@ static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
 	if (is_known)
 		return pix_store_step_done(s, st, "cannot write a directory", error);
 	int rc = pix_db_step(st);
-	if (rc != SQLITE_ROW) {
-		pix_store_sqlite_error(error, s, rc, "cannot write a directory");
+	if (rc != PIX_DB_ROW) {
+		pix_store_db_error(error, s, rc, "cannot write a directory");
 		return FALSE;
 	}
 	d->id = pix_db_column_int64(st, 0);
@@ -1112,10 +1112,10 @@ static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
 static void bind_content(PixStmt *st, int first, const PixItem *item)
 {
 	if (item->has_md5)
-		pix_db_bind_blob(st, first, item->md5, 16, SQLITE_STATIC);
+		pix_db_bind_blob(st, first, item->md5, 16, PIX_DB_STATIC);
 	pix_store_bind_text_or_null(st, first + 1, item->mime);
-	pix_db_bind_text(st, first + 2, pix_media_name(item->media), -1, SQLITE_STATIC);
-	pix_db_bind_text(st, first + 3, pix_store_state_name(item_state(item)), -1, SQLITE_STATIC);
+	pix_db_bind_text(st, first + 2, pix_media_name(item->media), -1, PIX_DB_STATIC);
+	pix_db_bind_text(st, first + 3, pix_store_state_name(item_state(item)), -1, PIX_DB_STATIC);
 	pix_store_bind_text_or_null(st, first + 4, item->error);
 	pix_db_bind_int(st, first + 5, item->is_racy ? 1 : 0);
 }
@@ -1139,7 +1139,7 @@ static gboolean insert_file(PixStore *s, PixItem *item, gint64 *id, GError **err
 	 * temporary table per insert, a third of the insert) */
 	gint64 new_id = pix_db_reserve_id(s->db, "files");
 	if (new_id == 0) {
-		pix_store_sqlite_error(error, s, pix_db_errcode(s->db), "cannot add a file");
+		pix_store_db_error(error, s, pix_db_errcode(s->db), "cannot add a file");
 		return FALSE;
 	}
 	pix_db_bind_int64(st, 17, new_id);
@@ -1203,7 +1203,7 @@ typedef struct {
 
 static void bind_md5(PixStmt *st, int i, guint k, gpointer data)
 {
-	pix_db_bind_blob(st, i, g_ptr_array_index(((Md5Set *)data)->md5s, k), 16, SQLITE_STATIC);
+	pix_db_bind_blob(st, i, g_ptr_array_index(((Md5Set *)data)->md5s, k), 16, PIX_DB_STATIC);
 }
 
 static void take_md5_row(PixStmt *st, gpointer data)
@@ -1506,9 +1506,9 @@ static gboolean put_verify(PixStore *s, PixItem *item, GError **error)
 		return FALSE;
 	pix_db_bind_int64(st, 1, item->row_id);
 	pix_db_bind_int64(st, 2, s->now_s);
-	pix_db_bind_text(st, 3, state, -1, SQLITE_STATIC);
+	pix_db_bind_text(st, 3, state, -1, PIX_DB_STATIC);
 	if (strcmp(state, "mismatch") == 0)
-		pix_db_bind_blob(st, 4, item->md5, 16, SQLITE_STATIC);
+		pix_db_bind_blob(st, 4, item->md5, 16, PIX_DB_STATIC);
 	pix_store_bind_text_or_null(st, 5, item->error);
 	pix_db_bind_int64(st, 6, (gint64)item->old_st.dev);
 	pix_db_bind_int64(st, 7, (gint64)item->old_st.ino);

@@ -11,7 +11,7 @@
  * before and after the pipeline); a reader PixStore runs on plan's thread.
  *
  * Every SQLite call's result goes through check() (or sets a GError in
- * pix_store_sqlite_error()); every value reaches SQL as a bound parameter, never in
+ * pix_store_db_error()); every value reaches SQL as a bound parameter, never in
  * the SQL text.
  *
  * Invariants:
@@ -22,8 +22,8 @@
  *     transaction; a failed statement inside it rolls the whole batch back,
  *     so the catalog only ever holds whole batches.  (A migration's own
  *     transaction, invariant 4, opens and closes inside pix_store_open().
- *     SQLite itself ends a transaction on some errors, SQLITE_FULL or
- *     SQLITE_IOERR, so the two may differ from a failed statement to the
+ *     SQLite itself ends a transaction on some errors, PIX_DB_FULL or
+ *     PIX_DB_IOERR, so the two may differ from a failed statement to the
  *     rollback_batch() that follows it, never beyond.)
  *  3. A file row's change-log entries are written in the same transaction
  *     as the change to the row.
@@ -379,28 +379,28 @@ gboolean pix_store_is_full_errno(int err)
 }
 
 /* An errno as the catalog's messages say it: a full disk as in
- * pix_store_sqlite_error(). */
+ * pix_store_db_error(). */
 const char *pix_store_errno_text(int err)
 {
 	return pix_store_is_full_errno(err) ? "the disk is full" : g_strerror(err);
 }
 
-void pix_store_sqlite_error(GError **error, PixStore *s, int rc, const char *what)
+void pix_store_db_error(GError **error, PixStore *s, int rc, const char *what)
 {
 	int code;
 	switch (rc & 0xff) {
-	case SQLITE_FULL:
+	case PIX_DB_FULL:
 		code = PIX_STORE_ERROR_FULL;
 		break;
-	case SQLITE_IOERR:
+	case PIX_DB_IOERR:
 		code = s->db->lite != NULL && pix_store_is_full_errno(sqlite3_system_errno(s->db->lite))
 		       ? PIX_STORE_ERROR_FULL : PIX_STORE_ERROR_FAILED;
 		break;
-	case SQLITE_CORRUPT:
-	case SQLITE_NOTADB:
+	case PIX_DB_CORRUPT:
+	case PIX_DB_NOTADB:
 		code = PIX_STORE_ERROR_CORRUPT;
 		break;
-	case SQLITE_CANTOPEN:
+	case PIX_DB_CANTOPEN:
 		code = PIX_STORE_ERROR_OPEN;
 		break;
 	default:
@@ -423,8 +423,8 @@ void pix_store_sqlite_error(GError **error, PixStore *s, int rc, const char *wha
 gboolean pix_store_exec(PixStore *s, const char *sql, const char *what, GError **error)
 {
 	int rc = pix_db_exec(s->db, sql);
-	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, what);
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, what);
 		return FALSE;
 	}
 	return TRUE;
@@ -435,10 +435,10 @@ gboolean pix_store_pragma_int(PixStore *s, const char *pragma, gint64 *out, GErr
 	g_autoptr(PixStmt) st = NULL;
 	g_autofree char *sql = g_strdup_printf("PRAGMA %s", pragma);
 	int rc = pix_db_prepare(s->db, sql, &st);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_db_step(st);
-	if (rc != SQLITE_ROW) {
-		pix_store_sqlite_error(error, s, rc, "cannot read its header");
+	if (rc != PIX_DB_ROW) {
+		pix_store_db_error(error, s, rc, "cannot read its header");
 		return FALSE;
 	}
 	*out = pix_db_column_int64(st, 0);
@@ -477,8 +477,8 @@ PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error)
 		const char *sql = statement_for(s, id);
 		int rc = s->db->lite != NULL ? pix_db_prepare_v(s->db, sql, TRUE, &s->stmts[id])
 		                             : pix_store_prepare(s, sql, &s->stmts[id]);
-		if (rc != SQLITE_OK) {
-			pix_store_sqlite_error(error, s, rc, "cannot prepare a statement");
+		if (rc != PIX_DB_OK) {
+			pix_store_db_error(error, s, rc, "cannot prepare a statement");
 			return NULL;
 		}
 	}
@@ -507,18 +507,18 @@ void pix_store_bind_path(PixStmt *st, int i, const char *bytes)
 {
 	gsize len = strlen(bytes);
 	if (g_utf8_validate(bytes, (gssize)len, NULL))
-		pix_db_bind_text(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+		pix_db_bind_text(st, i, bytes, (int)len, PIX_DB_TRANSIENT);
 	else
-		pix_db_bind_blob(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+		pix_db_bind_blob(st, i, bytes, (int)len, PIX_DB_TRANSIENT);
 }
 
 /* Binds a path as both types, for range queries over mixed columns. */
 void pix_store_bind_path_as(PixStmt *st, int i, const char *bytes, gsize len, gboolean is_blob)
 {
 	if (is_blob)
-		pix_db_bind_blob(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+		pix_db_bind_blob(st, i, bytes, (int)len, PIX_DB_TRANSIENT);
 	else
-		pix_db_bind_text(st, i, bytes, (int)len, SQLITE_TRANSIENT);
+		pix_db_bind_text(st, i, bytes, (int)len, PIX_DB_TRANSIENT);
 }
 
 /* Binds the four bounds of "a path below `path`" from parameter `first`:
@@ -540,7 +540,7 @@ void pix_store_bind_below(PixStmt *st, int first, const char *path)
 void pix_store_bind_text_or_null(PixStmt *st, int i, const char *text)
 {
 	if (text != NULL)
-		pix_db_bind_text(st, i, text, -1, SQLITE_TRANSIENT);
+		pix_db_bind_text(st, i, text, -1, PIX_DB_TRANSIENT);
 	else
 		pix_db_bind_null(st, i);
 }
@@ -581,11 +581,11 @@ gboolean pix_store_run_set(PixStore *s, StatementId id, int first, gint64 fixed,
 		for (guint k = from; k < n && k < from + PIX_STORE_SET; k++)
 			bind(st, first + (int)(k - from), k, data);
 		int rc;
-		while ((rc = pix_db_step(st)) == SQLITE_ROW)
+		while ((rc = pix_db_step(st)) == PIX_DB_ROW)
 			row(st, data);
 		pix_db_reset(st);
-		if (rc != SQLITE_DONE) {
-			pix_store_sqlite_error(error, s, rc, what);
+		if (rc != PIX_DB_DONE) {
+			pix_store_db_error(error, s, rc, what);
 			return FALSE;
 		}
 	}
@@ -596,10 +596,10 @@ gboolean pix_store_run_set(PixStore *s, StatementId id, int first, gint64 fixed,
 gboolean pix_store_step_done(PixStore *s, PixStmt *st, const char *what, GError **error)
 {
 	int rc;
-	while ((rc = pix_db_step(st)) == SQLITE_ROW)
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW)
 		;
-	if (rc != SQLITE_DONE) {
-		pix_store_sqlite_error(error, s, rc, what);
+	if (rc != PIX_DB_DONE) {
+		pix_store_db_error(error, s, rc, what);
 		return FALSE;
 	}
 	return TRUE;
@@ -783,10 +783,10 @@ static gboolean check_identity(PixStore *s, gint64 *version, GError **error)
 	if (*version == 0 && app_id == 0) {
 		g_autoptr(PixStmt) st = NULL;
 		int rc = pix_db_prepare(s->db, "SELECT count(*) FROM sqlite_schema", &st);
-		if (rc == SQLITE_OK && pix_db_step(st) == SQLITE_ROW)
+		if (rc == PIX_DB_OK && pix_db_step(st) == PIX_DB_ROW)
 			n_objects = pix_db_column_int64(st, 0);
 		else {
-			pix_store_sqlite_error(error, s, rc == SQLITE_OK ? pix_db_errcode(s->db) : rc, "cannot read its schema");
+			pix_store_db_error(error, s, rc == PIX_DB_OK ? pix_db_errcode(s->db) : rc, "cannot read its schema");
 			return FALSE;
 		}
 	}
@@ -850,10 +850,10 @@ static gboolean set_wal(PixStore *s, GError **error)
 {
 	g_autoptr(PixStmt) st = NULL;
 	int rc = pix_db_prepare(s->db, "PRAGMA journal_mode = WAL", &st);
-	if (rc == SQLITE_OK)
+	if (rc == PIX_DB_OK)
 		rc = pix_db_step(st);
-	if (rc != SQLITE_ROW) {
-		pix_store_sqlite_error(error, s, rc, "cannot switch it to WAL mode");
+	if (rc != PIX_DB_ROW) {
+		pix_store_db_error(error, s, rc, "cannot switch it to WAL mode");
 		return FALSE;
 	}
 	const char *mode = (const char *)pix_db_column_text(st, 0);
@@ -935,7 +935,7 @@ static gboolean open_sqlite(PixStore *s, gboolean is_no_wait, gint64 *version, G
 	}
 	s->db = pix_db_wrap_sqlite(lite);
 	if (rc != SQLITE_OK) {
-		pix_store_sqlite_error(error, s, rc, "cannot open it");
+		pix_store_db_error(error, s, rc, "cannot open it");
 		return FALSE;
 	}
 	sqlite3_busy_timeout(lite, 60000);

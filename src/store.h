@@ -33,7 +33,7 @@ typedef enum {
 	PIX_STORE_ERROR_NEWER,     /* schema newer than this binary */
 	PIX_STORE_ERROR_FOREIGN,   /* not a photoidx catalog */
 	PIX_STORE_ERROR_FULL,      /* disk or database full */
-	PIX_STORE_ERROR_CORRUPT,   /* SQLITE_CORRUPT / SQLITE_NOTADB */
+	PIX_STORE_ERROR_CORRUPT,   /* PIX_DB_CORRUPT / PIX_DB_NOTADB */
 	PIX_STORE_ERROR_FAILED,    /* any other SQLite failure */
 	PIX_STORE_ERROR_RETRY,     /* PostgreSQL: a deadlock or serialization
 	                              failure rolled the transaction back;
