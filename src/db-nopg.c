@@ -37,6 +37,13 @@ int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 	return 0;
 }
 
+int pix_pg_prepare_many(PixPgConn *c, const char *const *sqls, int n, PixPgStmt **outs, int *failed)
+{
+	(void)c; (void)sqls; (void)n; (void)outs; (void)failed;
+	g_assert_not_reached();
+	return 0;
+}
+
 int pix_pg_exec(PixPgConn *c, const char *sql)
 {
 	(void)c; (void)sql;

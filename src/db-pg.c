@@ -530,23 +530,23 @@ static void keep_row(PixPgStmt *st)
 	g_string_append_c(out, '\n');
 }
 
-int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
+/* A new statement of `sql`, its Prepare and Describe sent (not waited
+ * for); NULL when they cannot be sent (the connection's error set). */
+static PixPgStmt *prepare_send(PixPgConn *c, const char *sql)
 {
-	g_assert(conn_check(c));
 	PixPgStmt *st = g_new0(PixPgStmt, 1);
 	st->c = c;
 	st->row = -1;
 	guint64 used = 0;
 	st->sql = pix_sql_dollar_params(sql, &used);
 	g_snprintf(st->name, sizeof st->name, "p%u", ++c->next_name);
-	const char *s = st->sql;
-	while (g_ascii_isspace(*s))
-		s++;
-	if (g_ascii_strncasecmp(s, "BEGIN", 5) == 0)
+	const char *p = st->sql;
+	while (g_ascii_isspace(*p))
+		p++;
+	if (g_ascii_strncasecmp(p, "BEGIN", 5) == 0)
 		st->tx_effect = 1;
-	else if (g_ascii_strncasecmp(s, "COMMIT", 6) == 0 || g_ascii_strncasecmp(s, "ROLLBACK", 8) == 0)
+	else if (g_ascii_strncasecmp(p, "COMMIT", 6) == 0 || g_ascii_strncasecmp(p, "ROLLBACK", 8) == 0)
 		st->tx_effect = -1;
-	*out = NULL;
 	/* a number the text skips (SQLite allows it) must have a type here:
 	 * text, bound to nothing */
 	Oid types[PIX_SQL_USED_MAX + 1] = { 0 };
@@ -558,28 +558,70 @@ int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 			types[n - 1] = 25, n_types = n;
 	for (int n = n_types + 1; n <= PIX_SQL_USED_MAX && used >> n; n++)
 		n_types = n;
-	int frc = flush_copies(c);
-	if (frc != PIX_DB_OK) {
-		pix_pg_finalize(st);
-		return frc;
-	}
 	if (PQsendPrepare(c->conn, st->name, st->sql, n_types, n_types > 0 ? types : NULL) != 1 ||
 	    PQsendDescribePrepared(c->conn, st->name) != 1) {
+		conn_failed(c);
 		pix_pg_finalize(st);
-		return conn_failed(c);
+		return NULL;
 	}
 	expect(c, WANT_PREPARE, st);
 	expect(c, WANT_DESCRIBE, st);
-	int rc = round_trip(c);
-	if (rc != PIX_DB_OK || !st->is_described) {
-		/* an error in a statement of the same round trip, or in this one */
+	return st;
+}
+
+/* After the round trip that answered prepare_send(): the statement, or
+ * NULL (finalized) when the server refused it. */
+static PixPgStmt *prepare_done(PixPgStmt *st, const char *sql)
+{
+	if (!st->is_described || st->has_failed) {
 		pix_pg_finalize(st);
-		return rc != PIX_DB_OK ? rc : PIX_DB_ERROR;
+		return NULL;
 	}
 	st->decoded = g_new0(GByteArray *, st->n_fields);
 	plan_copy(st, sql);
-	*out = st;
-	return PIX_DB_OK;
+	return st;
+}
+
+int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
+{
+	int failed;
+	return pix_pg_prepare_many(c, &sql, 1, out, &failed);
+}
+
+/* Statements whose Prepare and Describe share one round trip: their
+ * answers (the parameters' and columns' descriptions, some hundred bytes
+ * each) must fit the socket's buffer while the client sends (PENDING_MAX) */
+#define PREPARE_AT_ONCE 32
+
+int pix_pg_prepare_many(PixPgConn *c, const char *const *sqls, int n, PixPgStmt **outs, int *failed)
+{
+	g_assert(conn_check(c));
+	memset(outs, 0, sizeof *outs * (gsize)n);
+	*failed = -1;
+	int rc = flush_copies(c);
+	for (int first = 0; rc == PIX_DB_OK && first < n; first += PREPARE_AT_ONCE) {
+		int end = MIN(n, first + PREPARE_AT_ONCE);
+		for (int i = first; i < end && rc == PIX_DB_OK; i++)
+			if ((outs[i] = prepare_send(c, sqls[i])) == NULL)
+				rc = PIX_DB_ERROR;
+		/* always: it reads, or drops, what was sent (invariant 1) */
+		int trip = round_trip(c);
+		if (rc == PIX_DB_OK)
+			rc = trip;
+		for (int i = first; i < end; i++) {
+			if (outs[i] != NULL)
+				outs[i] = prepare_done(outs[i], sqls[i]);
+			if (outs[i] == NULL && *failed < 0) {
+				*failed = i;
+				if (rc == PIX_DB_OK)
+					rc = PIX_DB_ERROR;
+			}
+		}
+	}
+	if (rc != PIX_DB_OK)
+		for (int i = 0; i < n; i++)
+			g_clear_pointer(&outs[i], pix_pg_finalize);
+	return rc;
 }
 
 static void clear_row(PixPgStmt *st)

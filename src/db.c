@@ -345,31 +345,72 @@ gint64 pix_db_reserve_id(PixDb *db, const char *table)
 
 /* --- statements ----------------------------------------------------------- */
 
-int pix_db_prepare_v(PixDb *db, const char *sql, gboolean is_persistent, PixStmt **out)
+/* A PixStmt around SQLite's statement of `sql`. */
+static PixStmt *wrap_lite(PixDb *db, sqlite3_stmt *lite, const char *sql)
 {
 	PixStmt *st = g_new0(PixStmt, 1);
 	st->db = db;
-	int rc = db->lite ? sqlite3_prepare_v3(db->lite, sql, -1, is_persistent ? SQLITE_PREPARE_PERSISTENT : 0, &st->lite, NULL)
-	                  : pix_pg_prepare(db->pg, sql, &st->pg);
-	if (rc != SQLITE_OK || (st->lite == NULL && st->pg == NULL)) {
-		/* SQLite makes no statement of an empty text: neither does this */
-		if (st->lite != NULL)
-			sqlite3_finalize(st->lite);
-		g_free(st);
-		*out = NULL;
-		return rc != SQLITE_OK ? rc : SQLITE_MISUSE;
+	st->lite = lite;
+	st->keep = keep_plan(lite, sql);
+	st->is_rollback = g_ascii_strncasecmp(sql, "ROLLBACK", 8) == 0;
+	return st;
+}
+
+static PixStmt *wrap_pg(PixDb *db, PixPgStmt *pg)
+{
+	PixStmt *st = g_new0(PixStmt, 1);
+	st->db = db;
+	st->pg = pg;
+	return st;
+}
+
+int pix_db_prepare_v(PixDb *db, const char *sql, gboolean is_persistent, PixStmt **out)
+{
+	*out = NULL;
+	if (db->pg != NULL) {
+		PixPgStmt *pg = NULL;
+		int rc = pix_pg_prepare(db->pg, sql, &pg);
+		if (rc == SQLITE_OK)
+			*out = wrap_pg(db, pg);
+		return rc;
 	}
-	if (st->lite != NULL) {
-		st->keep = keep_plan(st->lite, sql);
-		st->is_rollback = g_ascii_strncasecmp(sql, "ROLLBACK", 8) == 0;
+	sqlite3_stmt *lite = NULL;
+	int rc = sqlite3_prepare_v3(db->lite, sql, -1, is_persistent ? SQLITE_PREPARE_PERSISTENT : 0, &lite, NULL);
+	if (rc != SQLITE_OK) {
+		sqlite3_finalize(lite);
+		return rc;
 	}
-	*out = st;
+	if (lite == NULL)
+		return SQLITE_MISUSE;   /* SQLite makes no statement of an empty text: neither does this */
+	*out = wrap_lite(db, lite, sql);
 	return SQLITE_OK;
 }
 
 int pix_db_prepare(PixDb *db, const char *sql, PixStmt **out)
 {
 	return pix_db_prepare_v(db, sql, FALSE, out);
+}
+
+int pix_db_prepare_many(PixDb *db, const char *const *sqls, int n, PixStmt **outs, int *failed)
+{
+	int rc = SQLITE_OK;
+	*failed = -1;
+	if (db->pg != NULL) {
+		g_autofree PixPgStmt **pgs = g_new0(PixPgStmt *, n);
+		rc = pix_pg_prepare_many(db->pg, sqls, n, pgs, failed);
+		for (int i = 0; i < n; i++)
+			outs[i] = rc == SQLITE_OK ? wrap_pg(db, pgs[i]) : NULL;
+		return rc;
+	}
+	for (int i = 0; i < n; i++)
+		outs[i] = NULL;
+	for (int i = 0; i < n && rc == SQLITE_OK; i++)
+		if ((rc = pix_db_prepare_v(db, sqls[i], TRUE, &outs[i])) != SQLITE_OK)
+			*failed = i;
+	if (rc != SQLITE_OK)
+		for (int i = 0; i < n; i++)
+			g_clear_pointer(&outs[i], pix_db_finalize);
+	return rc;
 }
 
 int pix_db_finalize(PixStmt *st)

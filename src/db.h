@@ -131,6 +131,7 @@ static inline gboolean pix_db_is_pg(const PixDb *db)
 gboolean pix_db_is_pg_uri(const char *path);
 
 int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out);
+int pix_pg_prepare_many(PixPgConn *c, const char *const *sqls, int n, PixPgStmt **outs, int *failed);
 int pix_pg_exec(PixPgConn *c, const char *sql);
 const char *pix_pg_errmsg(PixPgConn *c);
 int pix_pg_errcode(PixPgConn *c);
@@ -176,6 +177,11 @@ int pix_db_lite_step(PixStmt *st);
  * connection's life (SQLITE_PREPARE_PERSISTENT). */
 int pix_db_prepare_v(PixDb *db, const char *sql, gboolean is_persistent, PixStmt **out);
 int pix_db_prepare(PixDb *db, const char *sql, PixStmt **out);
+/* The `n` statements `sqls`, persistent, into outs[] (PostgreSQL: in one
+ * round trip per 32).  On failure every outs[i] is NULL, *failed is the
+ * index of the first that failed (or -1: the connection did) and the
+ * connection's error says why. */
+int pix_db_prepare_many(PixDb *db, const char *const *sqls, int n, PixStmt **outs, int *failed);
 int pix_db_finalize(PixStmt *st);
 
 /*

@@ -489,16 +489,35 @@ PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error)
 
 gboolean pix_store_prepare_all(PixStore *s, guint *n, GError **error)
 {
+	const char *sqls[N_STATEMENTS];
+	g_autoptr(GPtrArray) here = g_ptr_array_new_with_free_func(g_free);  /* PostgreSQL's texts */
+	int ids[N_STATEMENTS], n_sqls = 0;
 	*n = 0;
 	for (int id = 0; id < N_STATEMENTS; id++) {
-		if (statement_for(s, (StatementId)id) == NULL)
+		const char *sql = statement_for(s, (StatementId)id);
+		if (sql == NULL)
 			continue;       /* the other backend's alone */
-		if (pix_store_stmt(s, (StatementId)id, error) == NULL) {
-			g_prefix_error(error, "statement %d of the table: ", id);
-			return FALSE;
-		}
 		(*n)++;
+		if (s->stmts[id] != NULL)
+			continue;
+		if (pix_db_is_pg(s->db)) {
+			sql = sql_here(sql);
+			g_ptr_array_add(here, (char *)sql);
+		}
+		ids[n_sqls] = id;
+		sqls[n_sqls++] = sql;
 	}
+	PixStmt *outs[N_STATEMENTS];
+	int failed;
+	int rc = pix_db_prepare_many(s->db, sqls, n_sqls, outs, &failed);
+	if (rc != PIX_DB_OK) {
+		g_autofree char *what = failed >= 0 ? g_strdup_printf("cannot prepare statement %d of the table", ids[failed])
+		                                    : g_strdup("cannot prepare the statements");
+		pix_store_db_error(error, s, rc, what);
+		return FALSE;
+	}
+	for (int i = 0; i < n_sqls; i++)
+		s->stmts[ids[i]] = outs[i];
 	return TRUE;
 }
 
@@ -1005,6 +1024,12 @@ PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wai
 		            "; run 'photoidx scan' once to upgrade it", q, version);
 		return NULL;
 	}
+	/* a statement of the table that this catalog's engine refuses (a
+	 * dialect mistake, a column a migration lacks) fails here, not at the
+	 * first rescan that reaches it */
+	guint n_statements;
+	if (!pix_store_prepare_all(s, &n_statements, error))
+		return NULL;
 	g_assert(pix_store_check(s));
 	return g_steal_pointer(&s);
 }

@@ -282,6 +282,28 @@ static void test_every_statement_prepares_pg(void)
 	prepare_all_on(uri);
 }
 
+/* A statement of the table that the catalog refuses (here a column a
+ * hand-edited catalog lacks) fails the open, for writers and readers,
+ * naming the statement: not the first rescan that would reach it. */
+static void test_refused_statement_fails_open(void)
+{
+	g_autofree char *path = new_catalog_path();
+	pix_store_free(open_ok(path, PIX_STORE_WRITE));
+	{
+		g_autoptr(sqlite3) db = sql_open(path);
+		sql_exec(db, "ALTER TABLE files RENAME COLUMN recheck TO recheck_old");
+	}
+	const PixStoreMode modes[] = { PIX_STORE_WRITE, PIX_STORE_READ };
+	for (guint i = 0; i < G_N_ELEMENTS(modes); i++) {
+		g_autoptr(GError) error = NULL;
+		PixStore *s = pix_store_open(path, modes[i], TRUE, &error);
+		g_assert_null(s);
+		g_assert_nonnull(error);
+		g_assert_nonnull(strstr(error->message, "cannot prepare statement"));
+		g_assert_nonnull(strstr(error->message, "recheck"));
+	}
+}
+
 static void test_companion_paths(void)
 {
 	g_auto(GStrv) paths = pix_store_companion_paths("/x/catalog.db");
@@ -1349,6 +1371,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/store/companion-paths", test_companion_paths);
 	g_test_add_func("/store/every-statement-prepares", test_every_statement_prepares);
 	g_test_add_func("/store/every-statement-prepares-pg", test_every_statement_prepares_pg);
+	g_test_add_func("/store/refused-statement-fails-open", test_refused_statement_fails_open);
 	g_test_add_func("/store/second-writer-locked", test_second_writer_locked);
 	g_test_add_func("/store/newer-schema-refused", test_newer_schema_refused);
 	g_test_add_func("/store/foreign-database-refused", test_foreign_database_refused);
