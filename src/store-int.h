@@ -11,6 +11,7 @@
 #include "log.h"
 
 #include "db.h"
+#include "volume.h"
 
 /* The connection (transfer none). */
 PixDb *pix_store_db(PixStore *s);
@@ -98,7 +99,119 @@ typedef enum {
 	N_STATEMENTS
 } StatementId;
 
+/* A change-log entry to write (store-changes.c). Strings borrowed, but for
+ * those held in PixStore.pg_changes, which are owned. */
+typedef struct {
+	gint64 file_id, volume_id;  /* 0: NULL */
+	const char *kind;           /* static */
+	char *old_path, *new_path;  /* NULL: none */
+	gboolean has_old_md5, has_new_md5, has_old_size, has_new_size;
+	guint8 old_md5[16], new_md5[16];
+	gint64 old_size, new_size;
+} PixChangeRow;
+
+/*
+ * A catalog backend: the places where SQLite and PostgreSQL really
+ * differ, and only those.  The store has one writer logic above it, which
+ * calls these and never asks which backend it runs on (models: SQLite's
+ * sqlite3_io_methods, git's ref_storage_be).  store-sqlite.c and
+ * store-pg.c each define one; the SQL they differ in besides is in the
+ * statement table (statement_pg[], store-sql.c).  A NULL operation is one
+ * the backend has nothing to do for.
+ */
+typedef struct {
+	const char *name;               /* "SQLite", "PostgreSQL" */
+	const int *schema_count;        /* its migrations (the schema version
+	                                   a current catalog has) */
+	/* Opens the file or connects to s->path, takes what the backend
+	 * locks at open, checks the catalog's identity and (a writer)
+	 * migrates it; *version: its schema version now. */
+	gboolean (*open)(PixStore *s, gint64 *version, GError **error);
+	/* A new connection for one that was lost, with the run's and the
+	 * volumes' locks taken again, `attempts` tries with a growing pause
+	 * between them; NULL: a connection is never lost. */
+	gboolean (*reconnect)(PixStore *s, guint attempts, GError **error);
+
+	/* --- runs (store-runs.c) --- */
+	/* the writer's lock is a lock file taken at open (PixStore.lock_fd) */
+	gboolean has_lock_file;
+	/* The lock of the run s->scan_id, once its row is written; and of
+	 * each volume of `volume_ids` (gint64) not held yet, waiting for
+	 * another writer unless s->is_no_wait.  NULL: the lock file is both. */
+	gboolean (*lock_run)(PixStore *s, GError **error);
+	gboolean (*lock_volumes)(PixStore *s, const GArray *volume_ids, GError **error);
+	/* marks 'killed' the runs left 'running' whose writer is gone */
+	const char *sql_kill_lost_runs;
+	/* a new run's row, RETURNING id: ?1 command, ?2 roots, ?3
+	 * started_at, and on a shared catalog ?4 the pid */
+	const char *sql_insert_run;
+	/* a root's row (ROOT_UPSERT) */
+	const char *sql_root_upsert;
+	/* A full disk: frees the room reserved for recording a run's end
+	 * (FALSE: there is none).  NULL: no room is reserved. */
+	gboolean (*release_room)(PixStore *s);
+	/* A first import into an empty catalog is about to begin, and has
+	 * ended (or a writer opens after one was killed): SQLite drops the
+	 * MD5 index and builds it at the end in one sorted pass.  NULL:
+	 * nothing to do. */
+	gboolean (*begin_first_import)(PixStore *s, GError **error);
+	gboolean (*end_first_import)(PixStore *s, GError **error);
+
+	/* --- the change log (store-changes.c) --- */
+	/* Writes entry `c` into the open batch (SQLite, at once) or keeps it
+	 * to be numbered at the commit (PostgreSQL). */
+	gboolean (*put_change)(PixStore *s, const PixChangeRow *c, GError **error);
+	/* In the open batch, just before its COMMIT; NULL: nothing. */
+	gboolean (*before_commit)(PixStore *s, GError **error);
+
+	/* --- volumes and hosts (store-volumes.c) --- */
+	/* several hosts share the catalog: a volume may be recorded by
+	 * another meanwhile, and a missing row may be on another host's
+	 * volume */
+	gboolean is_shared;
+	/* rows from before volumes (SQLite catalogs older than schema 5)
+	 * may wait to be placed on theirs */
+	gboolean has_legacy_rows;
+	/* the volumes' rows, and whether this host is the one that saw each
+	 * last (id, kind, ident, mount_point, mount_root, dev, is_online, mine) */
+	const char *sql_volumes_seen;
+	/* a volume seen now, ?1 its id, ?2.. mount_point, mount_root, dev,
+	 * last_seen_at, label, fstype, source */
+	const char *sql_volume_found;
+	/* the last column of the volumes' listing: the other host that saw
+	 * each mounted last (NULL where there is none) */
+	const char *sql_volume_other_host;
+
+	/* --- the SQL besides (store-sql.c, store-query.c) --- */
+	/* its texts of the statement table where they differ from the
+	 * common one (NULL: none; an entry NULL: the common text) */
+	const char *const *statements;
+	/* what ONLINE_VOLUMES means on this backend's connection (NULL: as
+	 * written) */
+	const char *online_volumes;
+	/* the case-insensitive LIKE */
+	const char *like;
+	/* file_info's and photos' paths, names and volume names are text
+	 * (a display form where not UTF-8) and their exact bytes are in
+	 * the *_bytes columns (path_bytes...) */
+	gboolean has_bytes_columns;
+	/* said after an error that the catalog is damaged: what to do */
+	const char *corrupt_hint;
+} PixStoreBackend;
+
+/* The SQL texts the backends fill in with their own key or column. */
+#define ROOT_UPSERT(key) "INSERT INTO roots (path, first_scan_at, volume_id, rel_path) VALUES (?1, ?2, ?3, ?4)" \
+	" ON CONFLICT (volume_id, " key ") DO UPDATE SET path = ?1"
+#define VOLUMES_SEEN(mine) "SELECT id, kind, ident, mount_point, mount_root, dev, is_online, " mine \
+	" FROM volumes ORDER BY id"
+#define VOLUME_FOUND(more) "UPDATE volumes SET mount_point = ?2, mount_root = ?3, dev = ?4, is_online = 1," \
+	" last_seen_at = ?5, label = ?6, fstype = ?7, source = ?8" more " WHERE id = ?1"
+
+extern const PixStoreBackend pix_store_sqlite_backend;
+extern const PixStoreBackend pix_store_pg_backend;
+
 struct PixStore {
+	const PixStoreBackend *be;  /* its backend */
 	PixDb *db;
 	char *path;
 	char *display;          /* the catalog as messages name it (quoted; a
@@ -131,19 +244,11 @@ struct PixStore {
 	                           session holds */
 };
 
-/* A change-log entry to write (store-write.c). Strings borrowed, but for
- * those held in PixStore.pg_changes, which are owned. */
-typedef struct {
-	gint64 file_id, volume_id;  /* 0: NULL */
-	const char *kind;           /* static */
-	char *old_path, *new_path;  /* NULL: none */
-	gboolean has_old_md5, has_new_md5, has_old_size, has_new_size;
-	guint8 old_md5[16], new_md5[16];
-	gint64 old_size, new_size;
-} PixChangeRow;
+/* Times a transaction the server rolled back for a deadlock is run again
+ * (a batch, store-write.c; a run's beginning, store-runs.c). */
+#define BATCH_RETRIES 5
 
-
-/* store.c: the shared helpers of the store*.c files */
+/* store-sql.c: the shared helpers of the store*.c files */
 /* Prepares `sql` on s->db.  On PostgreSQL, where hosts share the catalog,
  * ONLINE_VOLUMES means the volumes mounted on this host (photoidx.host,
  * set when it connects): a path, a device and an inode are this host's. */
@@ -173,8 +278,6 @@ char *pix_store_column_bytes(PixStmt *st, int i);
 gboolean pix_store_step_done(PixStore *s, PixStmt *st, const char *what, GError **error);
 const char *pix_store_state_name(PixFileState state);
 PixFileState pix_store_state_from(const unsigned char *text);
-gboolean pix_store_release_room(PixStore *s);
-gboolean pix_store_ensure_md5_index(PixStore *s, GError **error);
 GPtrArray *pix_store_collect_file_rows(PixStore *s, PixStmt *st, gboolean has_dir_path, GError **error);
 /* The file row at `st`'s current row: columns id, name, dev, ino, mode,
  * size, mtime_ns, ctime_ns, state, md5, recheck, then with has_dir_path
@@ -191,10 +294,61 @@ typedef void (*PixSetBind)(PixStmt *st, int i, guint k, gpointer data);
 typedef void (*PixSetRow)(PixStmt *st, gpointer data);
 gboolean pix_store_run_set(PixStore *s, StatementId id, int first, gint64 fixed, guint n, PixSetBind bind,
                            PixSetRow row, gpointer data, const char *what, GError **error);
-/* store-write.c: the volume (found, or made when `is_create`) and the
- * path relative to it of directory `d`; *vol_id 0 when none is known. */
+/* A single-value query: its integer in *out, or -1 without a row. */
+gboolean pix_store_query_int(PixStore *s, PixStmt *st, gint64 *out, const char *what, GError **error);
+/* Runs `sql` once with `n` integer parameters (gint64, ?1...). */
+gboolean pix_store_run_ints(PixStore *s, const char *sql, const char *what, GError **error, int n, ...);
+
+/* --- store-runs.c: runs and their transactions --- */
+
+/* BEGIN of a batch (nothing when one is open): s->now_s is its time. */
+gboolean pix_store_begin_batch(PixStore *s, GError **error);
+/* ROLLBACK of the open batch, and what the store kept of it. */
+void pix_store_rollback_batch(PixStore *s);
+
+/* --- store-sidecars.c --- */
+
+/* The file of `item` was written by the open batch: linked again at its
+ * commit. */
+void pix_store_mark_dirty(PixStore *s, const PixItem *item);
+/* Links the files the open batch wrote to their sidecars (at commit). */
+gboolean pix_store_relink(PixStore *s, GError **error);
+
+/* --- store-changes.c --- */
+
+/* Writes entry `c` into the open batch, as the backend numbers them. */
+gboolean pix_store_put_change_row(PixStore *s, const PixChangeRow *c, GError **error);
+/* SQLite's way of it: inserted now (ST_CHANGE_INSERT). */
+gboolean pix_store_insert_change_row(PixStore *s, const PixChangeRow *c, GError **error);
+/* Binds entry `c` to ST_CHANGE_INSERT or ST_CHANGE_INSERT_SEQ. */
+void pix_store_bind_change(PixStore *s, PixStmt *st, const PixChangeRow *c);
+/* Frees the strings of a kept entry (a GArray clear function). */
+void pix_store_change_row_clear(gpointer p);
+
+/* --- store-volumes.c: where the volumes are --- */
+
+/* The volume holding directory `path` on device `dev`, and the path
+ * relative to its root (transfer full). */
+const PixVolume *pix_store_volume_of(PixStore *s, const char *path, guint64 dev, char **rel_path);
+/* volumes.id of `v`: *id 0 when the catalog has none and !is_create, else
+ * inserted (in the open batch) as seen now. */
+gboolean pix_store_volume_id(PixStore *s, const PixVolume *v, gboolean is_create, gint64 *id, GError **error);
+/* The volume (found, or made when `is_create`) and the path relative to
+ * it of directory `d`; *vol_id 0 when none is known. */
 gboolean pix_store_dir_key(PixStore *s, const PixDir *d, gboolean is_create, gint64 *vol_id, char **rel_path,
                            GError **error);
+/* Each volume's row against the mount table now (in the open batch). */
+gboolean pix_store_refresh_volumes(PixStore *s, GError **error);
+/* Says which of `roots` lie on an offline volume's mount point, adding
+ * them to `shadowed`. */
+gboolean pix_store_note_offline_roots(PixStore *s, char **roots, GHashTable *shadowed, GError **error);
+/* The backend's locks (lock_volumes) of the volumes of `roots` the
+ * catalog knows, or of every volume mounted here. */
+gboolean pix_store_lock_known_volumes(PixStore *s, char **roots, GError **error);
+gboolean pix_store_lock_online_volumes(PixStore *s, GError **error);
+/* A volume's entry in the change log (online, offline, remounted). */
+gboolean pix_store_put_volume_change(PixStore *s, gint64 vol_id, const char *kind, const char *old_path,
+                                     const char *new_path, GError **error);
 
 /* --- store-pg.c: PostgreSQL only --- */
 
@@ -204,19 +358,7 @@ gboolean pix_store_dir_key(PixStore *s, const PixDir *d, gboolean is_create, gin
 #define PIX_PG_LOCK_VOLUME 20555
 #define PIX_PG_LOCK_RUN 20556
 
-/* Connects s->db to s->path, checks and (writer) migrates the schema;
- * *version: the schema version now. */
-gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error);
-/* In the open batch, just before COMMIT: numbers its change log entries
- * and wakes the LISTENers of photoidx_changes. */
-gboolean pix_store_pg_before_commit(PixStore *s, GError **error);
-/* Binds a change-log entry to ST_CHANGE_INSERT or ST_CHANGE_INSERT_SEQ
- * (store-write.c). */
-void pix_store_bind_change(PixStore *s, PixStmt *st, const PixChangeRow *c);
-/* Session locks: the run begun (s->scan_id), and each volume of
- * `volume_ids` (gint64) this session does not hold yet, waiting for
- * another writer's unless is_no_wait. */
-gboolean pix_store_pg_lock_run(PixStore *s, GError **error);
-gboolean pix_store_pg_lock_volumes(PixStore *s, const GArray *volume_ids, GError **error);
+/* the statement table's PostgreSQL texts (store-sql.c) */
+extern const char *const pix_store_statements_pg[N_STATEMENTS];
 
 #endif

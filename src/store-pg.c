@@ -17,7 +17,7 @@
  * until the server notices, frees them.
  *
  * Invariants:
- *  1. changes.seq is given only in pix_store_pg_before_commit(), under
+ *  1. changes.seq is given only in before_commit(), under
  *     the SEQ lock held to the commit: the batch's entries (kept in
  *     PixStore.pg_changes until then) are written numbered from the
  *     highest number committed, and entries a statement wrote for many
@@ -127,7 +127,7 @@ static gboolean migrate(PixStore *s, gint64 *version, GError **error)
 	return TRUE;
 }
 
-gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error)
+static gboolean open_pg(PixStore *s, gint64 *version, GError **error)
 {
 	g_autofree char *message = NULL;
 	s->db = pix_db_open_pg(s->path, &message);
@@ -173,7 +173,10 @@ gboolean pix_store_open_pg(PixStore *s, gint64 *version, GError **error)
 	return TRUE;
 }
 
-/* Forgets the connection and what it held (see pix_store_reconnect()). */
+static gboolean lock_run(PixStore *s, GError **error);
+static gboolean lock_volumes(PixStore *s, const GArray *volume_ids, GError **error);
+
+/* Forgets the connection and what it held (see reconnect()). */
 static void drop_connection(PixStore *s)
 {
 	for (int i = 0; i < N_STATEMENTS; i++)
@@ -185,9 +188,9 @@ static void drop_connection(PixStore *s)
 static gboolean connect_again(PixStore *s, GHashTable *locked, GError **error)
 {
 	gint64 version;
-	if (!pix_store_open_pg(s, &version, error))
+	if (!open_pg(s, &version, error))
 		return FALSE;
-	if (s->scan_id > 0 && !pix_store_pg_lock_run(s, error))
+	if (s->scan_id > 0 && !lock_run(s, error))
 		return FALSE;
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(gint64));
 	GHashTableIter it;
@@ -195,12 +198,11 @@ static gboolean connect_again(PixStore *s, GHashTable *locked, GError **error)
 	g_hash_table_iter_init(&it, locked);
 	while (g_hash_table_iter_next(&it, &key, NULL))
 		g_array_append_val(ids, *(gint64 *)key);
-	return pix_store_pg_lock_volumes(s, ids, error);
+	return lock_volumes(s, ids, error);
 }
 
-gboolean pix_store_reconnect(PixStore *s, guint attempts, GError **error)
+static gboolean reconnect(PixStore *s, guint attempts, GError **error)
 {
-	g_return_val_if_fail(s->db == NULL || pix_db_is_pg(s->db), FALSE);
 	/* the locks this session held, to take again */
 	g_autoptr(GHashTable) locked = s->pg_locked != NULL ? g_steal_pointer(&s->pg_locked)
 	                               : g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -242,7 +244,7 @@ static gboolean run_stmt(PixStore *s, StatementId id, gint64 *out, GError **erro
 	return TRUE;
 }
 
-gboolean pix_store_pg_before_commit(PixStore *s, GError **error)
+static gboolean before_commit(PixStore *s, GError **error)
 {
 	/* the lock first, then the highest number: that statement's snapshot
 	 * sees every batch numbered before (invariant 1) */
@@ -309,12 +311,12 @@ static gboolean take_lock(PixStore *s, int key, gint64 id, const char *what, GEr
 	return query_one(s, wait_sql, "cannot take a lock", &has_row, &is_taken, error);
 }
 
-gboolean pix_store_pg_lock_run(PixStore *s, GError **error)
+static gboolean lock_run(PixStore *s, GError **error)
 {
 	return take_lock(s, PIX_PG_LOCK_RUN, s->scan_id, "its run", error);
 }
 
-gboolean pix_store_pg_lock_volumes(PixStore *s, const GArray *volume_ids, GError **error)
+static gboolean lock_volumes(PixStore *s, const GArray *volume_ids, GError **error)
 {
 	if (s->pg_locked == NULL)
 		s->pg_locked = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -329,3 +331,52 @@ gboolean pix_store_pg_lock_volumes(PixStore *s, const GArray *volume_ids, GError
 	}
 	return TRUE;
 }
+
+/* Kept to be numbered at the commit (invariant 1). */
+static gboolean put_change(PixStore *s, const PixChangeRow *c, GError **error)
+{
+	(void)error;
+	if (s->pg_changes == NULL) {
+		s->pg_changes = g_array_new(FALSE, FALSE, sizeof(PixChangeRow));
+		g_array_set_clear_func(s->pg_changes, pix_store_change_row_clear);
+	}
+	PixChangeRow kept = *c;
+	kept.old_path = g_strdup(c->old_path);
+	kept.new_path = g_strdup(c->new_path);
+	g_array_append_val(s->pg_changes, kept);
+	return TRUE;
+}
+
+/* Several hosts, each with its own volumes mounted; a run's and a
+ * volume's writer hold advisory locks (the top of this file); a lost
+ * connection is made again. */
+const PixStoreBackend pix_store_pg_backend = {
+	.name = "PostgreSQL",
+	.schema_count = &pix_schema_pg_count,
+	.open = open_pg,
+	.reconnect = reconnect,
+	.lock_run = lock_run,
+	.lock_volumes = lock_volumes,
+	/* a run whose lock no session holds has lost its writer */
+	.sql_kill_lost_runs = "UPDATE scans SET state = 'killed' WHERE state = 'running' AND NOT EXISTS"
+	                      " (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.classid = "
+	                      G_STRINGIFY(PIX_PG_LOCK_RUN)
+	                      " AND l.objid::bigint = scans.id AND l.objsubid = 2 AND l.granted)",
+	.sql_insert_run = "INSERT INTO scans (command, roots, started_at, state, host, pid)"
+	                  " VALUES (?1, ?2, ?3, 'running', " PG_THIS_HOST ", ?4) RETURNING id",
+	.sql_root_upsert = ROOT_UPSERT(PG_KEY("rel_path")),
+	/* the MD5 index stays: PostgreSQL's first import keeps it */
+	.put_change = put_change,
+	.before_commit = before_commit,
+	.is_shared = TRUE,
+	/* a volume not in this host's mount table is offline only if this
+	 * host saw it last; one this host sees is its now */
+	.sql_volumes_seen = VOLUMES_SEEN("host IS NOT DISTINCT FROM " PG_THIS_HOST),
+	.sql_volume_found = VOLUME_FOUND(", host = " PG_THIS_HOST),
+	.sql_volume_other_host = "CASE WHEN v.host IS DISTINCT FROM " PG_THIS_HOST " THEN v.host END",
+	.statements = pix_store_statements_pg,
+	/* a path, a device and an inode are this host's */
+	.online_volumes = "(SELECT id FROM volumes WHERE is_online <> 0 AND host IS NOT DISTINCT FROM " PG_THIS_HOST ")",
+	.like = "ILIKE",
+	.has_bytes_columns = TRUE,
+};

@@ -50,9 +50,9 @@ typedef struct {
 	int under_first; /* their first parameter number */
 	const char *like;   /* the catalog's case-insensitive LIKE: SQLite's
 	                       LIKE ignores case (ASCII), PostgreSQL's does not */
-	gboolean is_pg;     /* PostgreSQL's file_info: the paths, names and
-	                       volume names are text there (a display form
-	                       where not UTF-8), their bytes in *_bytes */
+	gboolean has_bytes; /* the paths, names and volume names are text (a
+	                       display form where not UTF-8), their bytes in
+	                       *_bytes (PixStoreBackend.has_bytes_columns) */
 } Sql;
 
 static void arg_clear(gpointer p)
@@ -62,8 +62,8 @@ static void arg_clear(gpointer p)
 
 static void sql_init(Sql *q, PixStore *s, const char *text)
 {
-	q->is_pg = pix_db_is_pg(pix_store_db(s));
-	q->like = q->is_pg ? "ILIKE" : "LIKE";
+	q->has_bytes = s->be->has_bytes_columns;
+	q->like = s->be->like;
 	q->sql = g_string_new(text);
 	q->args = g_array_new(FALSE, TRUE, sizeof(Arg));
 	g_array_set_clear_func(q->args, arg_clear);
@@ -193,7 +193,7 @@ static void sql_filter(Sql *q, const PixFilter *f)
 	if (f->paths != NULL && f->paths[0] != NULL) {
 		q->paths = f->paths;
 		q->under_first = (int)q->args->len + 1;
-		pix_store_sql_under(q->sql, q->is_pg ? "dir_bytes" : "dir", q->is_pg ? "name_bytes" : "name",
+		pix_store_sql_under(q->sql, q->has_bytes ? "dir_bytes" : "dir", q->has_bytes ? "name_bytes" : "name",
 		                    g_strv_length(f->paths), q->under_first);
 	}
 }
@@ -202,7 +202,7 @@ static void sql_filter(Sql *q, const PixFilter *f)
 static void sql_columns(Sql *q, const PixFilter *f)
 {
 	for (int c = 0; c < PIX_N_COLS; c++) {
-		gboolean is_bytes = q->is_pg && (c == PIX_COL_PATH || c == PIX_COL_NAME || c == PIX_COL_DIR ||
+		gboolean is_bytes = q->has_bytes && (c == PIX_COL_PATH || c == PIX_COL_NAME || c == PIX_COL_DIR ||
 		                                 c == PIX_COL_REL_PATH || c == PIX_COL_VOLUME ||
 		                                 c == PIX_COL_VOLUME_LABEL);
 		g_string_append_printf(q->sql, "%s%s%s%s", c == 0 ? "" : ", ", pix_column_names[c],

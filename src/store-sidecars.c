@@ -1,0 +1,158 @@
+/*
+ * store-sidecars.c: XMP sidecars linked to their images at each commit
+ * (files.sidecar_id), and what a sidecar lends an image that lacks it
+ * (meta.lent): the files the open batch wrote are marked dirty, and
+ * pix_store_relink() links them again.
+ *
+ * Writes through the writer PixStore, on its thread, inside its batch.
+ *
+ * Invariants:
+ *  1. PixStore.dirty names every file the open batch wrote since the last
+ *     pix_store_relink(), and is emptied only by it or with the batch
+ *     (pix_store_batch_gone()).
+ */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "store-int.h"
+
+#include <string.h>
+
+/* A file the batch wrote, by its path (its row id may be new). */
+typedef struct {
+	gint64 dir_id;
+	char *name;             /* bytes (owned) */
+} Dirty;
+
+static void dirty_clear(gpointer p)
+{
+	g_free(((Dirty *)p)->name);
+}
+
+void pix_store_mark_dirty(PixStore *s, const PixItem *item)
+{
+	if (s->dirty == NULL) {
+		s->dirty = g_array_new(FALSE, FALSE, sizeof(Dirty));
+		g_array_set_clear_func(s->dirty, dirty_clear);
+	}
+	Dirty d = { item->dir->id, g_strdup(item->name) };
+	g_array_append_val(s->dirty, d);
+}
+
+/* Runs statement `id` with `v` bound to ?1. */
+static gboolean run_with(PixStore *s, StatementId id, gint64 v, GError **error)
+{
+	PixStmt *st = pix_store_stmt(s, id, error);
+	if (st == NULL)
+		return FALSE;
+	pix_db_bind_int64(st, 1, v);
+	return pix_store_step_done(s, st, "cannot link a sidecar", error);
+}
+
+/* Links image `id` to its sidecar, and lends what it lacks. */
+static gboolean relink_image(PixStore *s, gint64 id, GError **error)
+{
+	static const StatementId steps[] = {
+		ST_SIDECAR_LINK, ST_SIDECAR_UNLEND, ST_SIDECAR_META_ROW, ST_SIDECAR_LEND,
+	};
+	for (guint k = 0; k < G_N_ELEMENTS(steps); k++)
+		if (!run_with(s, steps[k], id, error))
+			return FALSE;
+	return TRUE;
+}
+
+/*
+ * Links XMP sidecars to their images (files.sidecar_id) and lends an image
+ * the sidecar's date and position when it has none of its own (meta.lent
+ * says what was lent, so it is taken back when the sidecar goes, changes
+ * or the image gets its own), for the files the batch wrote: an image is
+ * linked again; a sidecar links again the files linked to it and those its
+ * name fits.  Run before each commit.  Files in directories with no
+ * sidecar and no linked file cost one look-up per PIX_STORE_SET
+ * directories.
+ */
+typedef struct {
+	GArray *ids;            /* gint64, in set order */
+	GHashTable *with;       /* the directory ids that have sidecars */
+} SidecarDirs;
+
+static void bind_sidecar_dir(PixStmt *st, int i, guint k, gpointer data)
+{
+	pix_db_bind_int64(st, i, g_array_index(((SidecarDirs *)data)->ids, gint64, k));
+}
+
+static void take_sidecar_dir(PixStmt *st, gpointer data)
+{
+	g_hash_table_add(((SidecarDirs *)data)->with, GSIZE_TO_POINTER((gsize)pix_db_column_int64(st, 0)));
+}
+
+gboolean pix_store_relink(PixStore *s, GError **error)
+{
+	if (s->dirty == NULL || s->dirty->len == 0)
+		return TRUE;
+	g_autoptr(GHashTable) images = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	/* which of the batch's directories have sidecars, asked at once */
+	g_autoptr(GHashTable) asked = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_autoptr(GHashTable) with = g_hash_table_new(g_direct_hash, g_direct_equal);
+	SidecarDirs dirs = { g_array_new(FALSE, FALSE, sizeof(gint64)), with };
+	for (guint i = 0; i < s->dirty->len; i++) {
+		const Dirty *d = &g_array_index(s->dirty, Dirty, i);
+		if (g_hash_table_add(asked, GSIZE_TO_POINTER((gsize)d->dir_id)))
+			g_array_append_val(dirs.ids, d->dir_id);
+	}
+	gboolean ok = pix_store_run_set(s, ST_SIDECAR_DIRS, 1, 0, dirs.ids->len, bind_sidecar_dir, take_sidecar_dir,
+	                                &dirs, "cannot look for sidecars", error);
+	g_array_free(dirs.ids, TRUE);
+	if (!ok)
+		return FALSE;
+	for (guint i = 0; i < s->dirty->len; i++) {
+		const Dirty *d = &g_array_index(s->dirty, Dirty, i);
+		if (!g_hash_table_contains(with, GSIZE_TO_POINTER((gsize)d->dir_id)))
+			continue;
+		PixStmt *at = pix_store_stmt(s, ST_FILE_AT, error);
+		if (at == NULL)
+			return FALSE;
+		pix_db_bind_int64(at, 1, d->dir_id);
+		pix_store_bind_path(at, 2, d->name);
+		if (pix_db_step(at) != PIX_DB_ROW) {
+			pix_db_reset(at);
+			continue;       /* gone (a move that lost to a copy) */
+		}
+		gint64 id = pix_db_column_int64(at, 0);
+		gboolean is_sidecar = g_strcmp0((const char *)pix_db_column_text(at, 1), "sidecar") == 0;
+		pix_db_reset(at);
+		if (!is_sidecar) {
+			g_hash_table_add(images, g_memdup2(&id, sizeof id));
+			continue;
+		}
+		/* IMG_1.CR2.xmp: the files it may belong to start with IMG_1.CR2 */
+		gsize len = strlen(d->name);
+		if (len <= 4 || g_ascii_strcasecmp(d->name + len - 4, ".xmp") != 0)
+			continue;
+		g_autofree char *stem = g_strndup(d->name, len - 4);
+		PixStmt *st = pix_store_stmt(s, ST_SIDECAR_IMAGES, error);
+		if (st == NULL)
+			return FALSE;
+		pix_db_bind_int64(st, 1, id);
+		pix_db_bind_int64(st, 2, d->dir_id);
+		g_autofree char *after = g_strconcat(stem, ".", NULL), *past = g_strconcat(stem, "/", NULL);
+		pix_store_bind_path(st, 4, stem);
+		pix_store_bind_path(st, 5, after);
+		pix_store_bind_path(st, 6, past);
+		int rc;
+		while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
+			gint64 image = pix_db_column_int64(st, 0);
+			g_hash_table_add(images, g_memdup2(&image, sizeof image));
+		}
+		if (rc != PIX_DB_DONE)
+			return pix_store_step_done(s, st, "cannot look for a sidecar's images", error);
+		pix_db_reset(st);
+	}
+	/* each once, even when it and its sidecar were both written */
+	GHashTableIter iter;
+	gpointer key;
+	g_hash_table_iter_init(&iter, images);
+	while (g_hash_table_iter_next(&iter, &key, NULL))
+		if (!relink_image(s, *(gint64 *)key, error))
+			return FALSE;
+	g_array_set_size(s->dirty, 0);
+	return TRUE;
+}
