@@ -24,7 +24,8 @@
 #         first 10,000 files generated alike (the first 10 folders)
 # Set BENCH_CORPORA="card seq big lib small million" (the default) to
 # choose: without million the million files are neither generated nor
-# timed, the way to a short run.  BENCH_RUNS (3) is the number of timed
+# timed, the way to a short run; BENCH_CORPORA="" runs none of them (only
+# the sections after: duplicates, watch, NAS, PostgreSQL).  BENCH_RUNS (3) is the number of timed
 # runs per figure (the median is reported); BENCH_MILLION_RUNS (1) that of
 # the million files, each run of which takes 20-80 s.
 #
@@ -120,7 +121,7 @@ LIB_BYTES=${BENCH_LIB_BYTES:-8192}
 MILLION_FILES=${BENCH_MILLION_FILES:-1000000}
 MILLION_RUNS=${BENCH_MILLION_RUNS:-1}
 SUBSET_FILES=$((MILLION_FILES < 10000 ? MILLION_FILES : 10000))
-CORPORA=${BENCH_CORPORA:-card seq big lib small million}
+CORPORA=${BENCH_CORPORA-card seq big lib small million}
 RUNS=${BENCH_RUNS:-3}
 NO_PUBLISH=${BENCH_NO_PUBLISH:-0}
 NPROC=$(nproc)

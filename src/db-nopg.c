@@ -16,9 +16,10 @@ gboolean pix_db_has_pg(void)
 	return FALSE;
 }
 
-PixDb *pix_db_open_pg(const char *conninfo, char **message)
+PixDb *pix_db_open_pg(const char *conninfo, const char *const *settings, char **message)
 {
 	(void)conninfo;
+	(void)settings;
 	*message = g_strdup("this photoidx was built without PostgreSQL (libpq): it opens SQLite catalogs only"
 	                    " (build it where libpq-dev is installed)");
 	return NULL;
@@ -86,6 +87,14 @@ gint64 pix_pg_changes(PixPgConn *c)
 	return 0;
 }
 
+const char *pix_pg_server_setting(PixPgConn *c, const char *name)
+{
+	(void)c;
+	(void)name;
+	g_assert_not_reached();
+	return NULL;
+}
+
 int pix_pg_in_transaction(PixPgConn *c)
 {
 	(void)c;
@@ -136,6 +145,13 @@ int pix_pg_bind_blob(PixPgStmt *st, int i, const void *blob, int n)
 }
 
 int pix_pg_step(PixPgStmt *st)
+{
+	(void)st;
+	g_assert_not_reached();
+	return 0;
+}
+
+int pix_pg_run(PixPgStmt *st)
 {
 	(void)st;
 	g_assert_not_reached();

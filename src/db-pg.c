@@ -33,16 +33,24 @@
  *     of the foreign keys (a file's row is written before its metadata's).
  *  5. Between calls, the connection is in pipeline mode (unless it is
  *     gone), c->expect holds exactly the c->n_deferred statements that did
- *     not wait (at most PENDING_MAX), and rows are kept or statements
- *     deferred only inside a transaction.  conn_check() checks 1-5 at the
+ *     not wait (at most PENDING_MAX) and the two answers (Prepare,
+ *     Describe) of c->unanswered, and rows are kept or statements
+ *     deferred only inside a transaction.  conn_check() checks 1-6 at the
  *     entry of every call that sends.
+ *  6. c->unanswered is NULL or the one statement whose Prepare and
+ *     Describe were sent and not read: one without parameters, prepared
+ *     alone (pix_pg_prepare()), so nothing needs its description before
+ *     it runs.  Its first step sends it with them, one round trip for
+ *     all three (a one-off statement costs one, not two); anything else
+ *     that sends first reads them (settle()).
  *
  * The connection's states, and what moves it (every arrow that sends
  * anything first sends the kept rows, invariant 4, but COPY-able inserts):
  *
- *            BEGIN (round trip)
+ *            BEGIN (deferred)
  *     IDLE ---------------------> IN_TX <-----------------------------+
- *      ^                            |  a statement without rows:       |
+ *      ^                            |  a statement without rows, or    |
+ *      |                            |  whose rows are not read (run):  |
  *      |  COMMIT, ROLLBACK          |  deferred (a round trip at       |
  *      +----------------------------+  PENDING_MAX); an INSERT of      |
  *      |  (round trip; a failed     |  parameters: kept for COPY (sent |
@@ -83,8 +91,11 @@
  * results (about 20 bytes each) must fit the socket's buffer while the
  * client is still sending, or both ends wait on each other */
 #define PENDING_MAX 256
-/* ids taken from a sequence in one round trip */
+/* ids taken from a sequence in one round trip: the first block, and the
+ * largest (each block twice the last: a run that adds many rows waits for
+ * few, one that adds a few wastes few) */
 #define ID_BLOCK 1024
+#define ID_BLOCK_MAX 65536
 /* rows kept for COPY, in bytes, before they are sent anyway */
 #define COPY_MAX (4 * 1024 * 1024)
 
@@ -104,6 +115,8 @@ typedef struct {
 typedef struct {
 	gint64 *ids;
 	guint n, next;
+	guint size;             /* of the next block */
+	guint take_size;        /* of take's */
 	PixPgStmt *take;        /* the statement that takes a block */
 } IdBlock;
 
@@ -121,6 +134,7 @@ struct PixPgConn {
 	GPtrArray *copies;      /* PixPgStmt that can COPY, in the order they
 	                           were first used (invariant 4) */
 	gsize copy_bytes;
+	PixPgStmt *unanswered;  /* prepared, its answer not read (invariant 6) */
 };
 
 struct PixPgStmt {
@@ -224,22 +238,68 @@ gboolean pix_db_has_pg(void)
 	return TRUE;
 }
 
-PixDb *pix_db_open_pg(const char *conninfo, char **message)
+/* `value` as one word of libpq's options (backslash before a space or a
+ * backslash) */
+static void append_option_word(GString *out, const char *value)
 {
-	PGconn *conn = PQconnectdb(conninfo);
-	if (conn == NULL || PQstatus(conn) != CONNECTION_OK) {
-		*message = g_strchomp(g_strdup(conn != NULL ? PQerrorMessage(conn) : "out of memory"));
-		PQfinish(conn);
+	for (const char *p = value; *p != '\0'; p++) {
+		if (*p == ' ' || *p == '\\' || *p == '\t' || *p == '\n')
+			g_string_append_c(out, '\\');
+		g_string_append_c(out, *p);
+	}
+}
+
+/* "-c name=value" for each pair of `kv` (NULL-terminated) */
+static void append_settings(GString *options, const char *const *kv)
+{
+	for (; kv != NULL && *kv != NULL; kv += 2) {
+		g_string_append_printf(options, "%s-c %s=", options->len > 0 ? " " : "", kv[0]);
+		append_option_word(options, kv[1]);
+	}
+}
+
+PixDb *pix_db_open_pg(const char *conninfo, const char *const *settings, char **message)
+{
+	char *err = NULL;
+	PQconninfoOption *given = PQconninfoParse(conninfo, &err);
+	if (given == NULL) {
+		*message = g_strchomp(g_strdup(err != NULL ? err : "out of memory"));
+		PQfreemem(err);
 		return NULL;
 	}
+	/* the settings go in the startup packet, after the caller's own
+	 * options: no round trip for them (SET, set_config) once connected */
+	g_autoptr(GString) options = g_string_new(NULL);
+	g_autoptr(GPtrArray) keys = g_ptr_array_new(), values = g_ptr_array_new();
+	for (PQconninfoOption *o = given; o->keyword != NULL; o++) {
+		if (strcmp(o->keyword, "options") == 0) {
+			if (o->val != NULL)
+				g_string_append(options, o->val);
+		} else if (o->val != NULL && strcmp(o->keyword, "client_encoding") != 0) {
+			g_ptr_array_add(keys, o->keyword);
+			g_ptr_array_add(values, o->val);
+		}
+	}
 	/* quiet NOTICEs (IF NOT EXISTS ...); UTC for any date the server makes */
-	PGresult *r = PQexec(conn, "SET client_min_messages = warning; SET TIME ZONE 'UTC';"
-	                           " SET application_name = 'photoidx'");
-	gboolean is_ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-	PQclear(r);
-	if (!is_ok || PQclientEncoding(conn) < 0 || PQsetClientEncoding(conn, "UTF8") != 0 ||
-	    PQenterPipelineMode(conn) != 1) {
-		*message = g_strchomp(g_strdup(PQerrorMessage(conn)));
+	static const char *const own[] = { "client_min_messages", "warning", "TimeZone", "UTC", NULL };
+	append_settings(options, own);
+	append_settings(options, settings);
+	static const char *const fixed[][2] = {
+		{ "client_encoding", "UTF8" },
+		{ "fallback_application_name", "photoidx" },
+	};
+	for (gsize i = 0; i < G_N_ELEMENTS(fixed); i++) {
+		g_ptr_array_add(keys, (char *)fixed[i][0]);
+		g_ptr_array_add(values, (char *)fixed[i][1]);
+	}
+	g_ptr_array_add(keys, "options");
+	g_ptr_array_add(values, options->str);
+	g_ptr_array_add(keys, NULL);
+	g_ptr_array_add(values, NULL);
+	PGconn *conn = PQconnectdbParams((const char *const *)keys->pdata, (const char *const *)values->pdata, 0);
+	PQconninfoFree(given);
+	if (conn == NULL || PQstatus(conn) != CONNECTION_OK || PQenterPipelineMode(conn) != 1) {
+		*message = g_strchomp(g_strdup(conn != NULL ? PQerrorMessage(conn) : "out of memory"));
 		PQfinish(conn);
 		return NULL;
 	}
@@ -252,6 +312,11 @@ PixDb *pix_db_open_pg(const char *conninfo, char **message)
 	PixDb *db = g_new0(PixDb, 1);
 	db->pg = c;
 	return db;
+}
+
+const char *pix_pg_server_setting(PixPgConn *c, const char *name)
+{
+	return PQparameterStatus(c->conn, name);
 }
 
 void pix_db_pg_close(PixPgConn *c)
@@ -281,7 +346,7 @@ static gboolean conn_check(const PixPgConn *c)
 	for (guint i = 0; i < c->copies->len; i++)
 		kept += ((const PixPgStmt *)g_ptr_array_index(c->copies, i))->copy_rows->len;
 	return PQpipelineStatus(c->conn) == PQ_PIPELINE_ON && kept == c->copy_bytes &&
-	       c->expect->len == c->n_deferred && c->n_deferred <= PENDING_MAX &&
+	       c->expect->len == c->n_deferred + (c->unanswered != NULL ? 2 : 0) && c->n_deferred <= PENDING_MAX &&
 	       (c->in_tx || (c->n_deferred == 0 && c->copy_bytes == 0));
 }
 
@@ -313,6 +378,8 @@ static void take_result(PixPgConn *c, const Expect *e, PGresult *r, gboolean *ha
 	switch (e->want) {
 	case WANT_DESCRIBE: {
 		PixPgStmt *st = e->st;
+		if (st == NULL)
+			break;
 		st->n_params = PQnparams(r);
 		st->types = g_new0(Oid, st->n_params);
 		st->values = g_new0(GByteArray *, st->n_params);
@@ -341,19 +408,37 @@ static void take_result(PixPgConn *c, const Expect *e, PGresult *r, gboolean *ha
 	PQclear(r);
 }
 
+/* c->unanswered's answers are read (invariant 6) */
+static void answered(PixPgConn *c)
+{
+	PixPgStmt *st = g_steal_pointer(&c->unanswered);
+	if (st != NULL && st->is_described && st->decoded == NULL)
+		st->decoded = g_new0(GByteArray *, st->n_fields);
+}
+
+/* Every result sent for is read, or lost with the connection */
+static void forget_expected(PixPgConn *c)
+{
+	g_array_set_size(c->expect, 0);
+	c->n_deferred = 0;
+	answered(c);
+}
+
 /* Sends a Sync and reads every result up to it (invariant 1). */
 static int round_trip(PixPgConn *c)
 {
 	gboolean has_error = FALSE;
 	for (guint i = 0; i < c->to_close->len; i++) {
 		g_autofree char *sql = g_strdup_printf("DEALLOCATE %s", (char *)g_ptr_array_index(c->to_close, i));
-		if (PQsendQueryParams(c->conn, sql, 0, NULL, NULL, NULL, NULL, 0) != 1)
+		if (PQsendQueryParams(c->conn, sql, 0, NULL, NULL, NULL, NULL, 0) != 1) {
+			forget_expected(c);
 			return conn_failed(c);
+		}
 		expect(c, WANT_NOTHING, NULL);
 	}
 	g_ptr_array_set_size(c->to_close, 0);
 	if (PQpipelineSync(c->conn) != 1) {
-		g_array_set_size(c->expect, 0);
+		forget_expected(c);
 		return conn_failed(c);
 	}
 	for (guint i = 0; i < c->expect->len; i++) {
@@ -363,18 +448,17 @@ static int round_trip(PixPgConn *c)
 			if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
 				/* the connection lost results on the way */
 				PQclear(r);
-				g_array_set_size(c->expect, 0);
+				forget_expected(c);
 				return has_error ? code_of(c->sqlstate) : conn_failed(c);
 			}
 			take_result(c, e, r, &has_error);
 		}
 		if (PQstatus(c->conn) == CONNECTION_BAD) {
-			g_array_set_size(c->expect, 0);
+			forget_expected(c);
 			return conn_failed(c);
 		}
 	}
-	g_array_set_size(c->expect, 0);
-	c->n_deferred = 0;
+	forget_expected(c);
 	PGresult *r = PQgetResult(c->conn);
 	gboolean is_synced = r != NULL && PQresultStatus(r) == PGRES_PIPELINE_SYNC;
 	PQclear(r);
@@ -531,8 +615,9 @@ static void keep_row(PixPgStmt *st)
 }
 
 /* A new statement of `sql`, its Prepare and Describe sent (not waited
- * for); NULL when they cannot be sent (the connection's error set). */
-static PixPgStmt *prepare_send(PixPgConn *c, const char *sql)
+ * for); NULL when they cannot be sent (the connection's error set).
+ * *n_types: the parameters it has. */
+static PixPgStmt *prepare_send(PixPgConn *c, const char *sql, int *n_types_out)
 {
 	PixPgStmt *st = g_new0(PixPgStmt, 1);
 	st->c = c;
@@ -566,6 +651,7 @@ static PixPgStmt *prepare_send(PixPgConn *c, const char *sql)
 	}
 	expect(c, WANT_PREPARE, st);
 	expect(c, WANT_DESCRIBE, st);
+	*n_types_out = n_types;
 	return st;
 }
 
@@ -582,10 +668,34 @@ static PixPgStmt *prepare_done(PixPgStmt *st, const char *sql)
 	return st;
 }
 
+/* Reads c->unanswered's answers, if any (invariant 6). */
+static int settle(PixPgConn *c)
+{
+	return c->unanswered != NULL ? round_trip(c) : PIX_DB_OK;
+}
+
 int pix_pg_prepare(PixPgConn *c, const char *sql, PixPgStmt **out)
 {
-	int failed;
-	return pix_pg_prepare_many(c, &sql, 1, out, &failed);
+	g_assert(conn_check(c));
+	*out = NULL;
+	int rc = settle(c);
+	if (rc == PIX_DB_OK)
+		rc = flush_copies(c);
+	if (rc != PIX_DB_OK)
+		return rc;
+	int n_params;
+	PixPgStmt *st = prepare_send(c, sql, &n_params);
+	if (st == NULL)
+		return PIX_DB_ERROR;
+	if (n_params == 0) {
+		/* its answers come with its first step's (invariant 6) */
+		c->unanswered = st;
+		*out = st;
+		return PIX_DB_OK;
+	}
+	rc = round_trip(c);
+	*out = prepare_done(st, sql);
+	return rc == PIX_DB_OK && *out == NULL ? PIX_DB_ERROR : rc;
 }
 
 /* Statements whose Prepare and Describe share one round trip: their
@@ -598,11 +708,14 @@ int pix_pg_prepare_many(PixPgConn *c, const char *const *sqls, int n, PixPgStmt 
 	g_assert(conn_check(c));
 	memset(outs, 0, sizeof *outs * (gsize)n);
 	*failed = -1;
-	int rc = flush_copies(c);
+	int rc = settle(c);
+	if (rc == PIX_DB_OK)
+		rc = flush_copies(c);
 	for (int first = 0; rc == PIX_DB_OK && first < n; first += PREPARE_AT_ONCE) {
 		int end = MIN(n, first + PREPARE_AT_ONCE);
+		int n_params;
 		for (int i = first; i < end && rc == PIX_DB_OK; i++)
-			if ((outs[i] = prepare_send(c, sqls[i])) == NULL)
+			if ((outs[i] = prepare_send(c, sqls[i], &n_params)) == NULL)
 				rc = PIX_DB_ERROR;
 		/* always: it reads, or drops, what was sent (invariant 1) */
 		int trip = round_trip(c);
@@ -649,6 +762,8 @@ void pix_pg_finalize(PixPgStmt *st)
 		flush_copies(st->c);
 	if (st->is_copy_listed)
 		g_ptr_array_remove(st->c->copies, st);
+	if (st->c->unanswered == st)
+		settle(st->c);
 	pix_pg_reset(st);
 	/* a result still expected names it: the round trip must not see it freed */
 	for (guint i = 0; i < st->c->expect->len; i++) {
@@ -750,7 +865,8 @@ int pix_pg_bind_blob(PixPgStmt *st, int i, const void *blob, int n)
 	return put_bytes(st, i, blob != NULL ? blob : "", n);
 }
 
-int pix_pg_step(PixPgStmt *st)
+/* Steps `st`; is_unread: its rows are not read (pix_pg_run()). */
+static int step(PixPgStmt *st, gboolean is_unread)
 {
 	PixPgConn *c = st->c;
 	g_assert(conn_check(c));
@@ -774,8 +890,14 @@ int pix_pg_step(PixPgStmt *st)
 		return rc == PIX_DB_OK ? PIX_DB_DONE : rc;
 	}
 	int frc = flush_copies(c);
+	if (frc == PIX_DB_OK && c->unanswered != st)
+		frc = settle(c);
 	if (frc != PIX_DB_OK)
 		return frc;
+	/* sent with its Prepare and Describe: it waits, whatever it returns */
+	gboolean is_unanswered = c->unanswered == st;
+	if (!st->is_described && !is_unanswered)     /* its Prepare failed */
+		return code_of(c->sqlstate);
 	const char *values[st->n_params > 0 ? st->n_params : 1];
 	int lengths[st->n_params > 0 ? st->n_params : 1];
 	for (int i = 0; i < st->n_params; i++) {
@@ -788,7 +910,10 @@ int pix_pg_step(PixPgStmt *st)
 	if (PQsendQueryPrepared(c->conn, st->name, st->n_params, values, lengths, st->formats, 0) != 1)
 		return conn_failed(c);
 	st->is_done = TRUE;
-	if (c->in_tx && st->n_fields == 0 && st->tx_effect == 0) {
+	/* a BEGIN opens the transaction with what follows it */
+	gboolean is_begin = st->tx_effect > 0 && !c->in_tx;
+	if (!is_unanswered && (is_begin || (c->in_tx && st->tx_effect == 0 && (st->n_fields == 0 || is_unread)))) {
+		c->in_tx = TRUE;
 		expect(c, WANT_DEFERRED, st);
 		int rc = ++c->n_deferred >= PENDING_MAX ? round_trip(c) : PIX_DB_OK;
 		return rc == PIX_DB_OK ? PIX_DB_DONE : rc;
@@ -799,10 +924,25 @@ int pix_pg_step(PixPgStmt *st)
 		c->in_tx = st->tx_effect > 0 && rc == PIX_DB_OK;
 	if (rc != PIX_DB_OK)
 		return rc;
+	if (st->has_failed)
+		return code_of(c->sqlstate);
 	if (st->res == NULL)
 		return PIX_DB_DONE;
 	st->row = 0;
 	return PQntuples(st->res) > 0 ? PIX_DB_ROW : PIX_DB_DONE;
+}
+
+int pix_pg_step(PixPgStmt *st)
+{
+	return step(st, FALSE);
+}
+
+int pix_pg_run(PixPgStmt *st)
+{
+	int rc = step(st, TRUE);
+	while (rc == PIX_DB_ROW)
+		rc = step(st, TRUE);
+	return rc;
 }
 
 /* --- columns --- */
@@ -817,6 +957,8 @@ static gboolean has_value(PixPgStmt *st, int i)
 
 int pix_pg_column_count(PixPgStmt *st)
 {
+	if (st->c->unanswered == st)
+		settle(st->c);
 	return st->n_fields;
 }
 
@@ -934,29 +1076,35 @@ gint64 pix_pg_reserve_id(PixPgConn *c, const char *table)
 	IdBlock *b = g_hash_table_lookup(c->blocks, table);
 	if (b == NULL) {
 		b = g_new0(IdBlock, 1);
+		b->size = ID_BLOCK;
 		g_hash_table_insert(c->blocks, g_strdup(table), b);
 	}
 	if (b->next < b->n)
 		return b->ids[b->next++];
 	/* the sequence looked up once per block, not per id (perf: a tenth of
-	 * the server's time in an import) */
-	if (b->take == NULL) {
+	 * the server's time in an import); the size in the text, so that a
+	 * block of a new size costs one round trip, as one of the last size
+	 * does (invariant 6) */
+	if (b->take == NULL || b->take_size != b->size) {
+		g_clear_pointer(&b->take, pix_pg_finalize);
 		g_autofree char *sql = g_strdup_printf("WITH s AS MATERIALIZED (SELECT pg_get_serial_sequence('%s', 'id')"
 		                                       "::regclass AS seq) SELECT nextval(s.seq) FROM s,"
-		                                       " generate_series(1, %d)", table, ID_BLOCK);
+		                                       " generate_series(1, %u)", table, b->size);
 		if (pix_pg_prepare(c, sql, &b->take) != PIX_DB_OK)
 			return 0;
+		b->take_size = b->size;
 	}
 	PixPgStmt *st = b->take;
 	pix_pg_reset(st);
 	g_free(b->ids);
-	b->ids = g_new(gint64, ID_BLOCK);
+	b->ids = g_new(gint64, b->size);
 	b->n = b->next = 0;
 	int rc;
 	while ((rc = pix_pg_step(st)) == PIX_DB_ROW)
-		if (b->n < ID_BLOCK)
+		if (b->n < b->size)
 			b->ids[b->n++] = pix_pg_column_int64(st, 0);
 	pix_pg_reset(st);
+	b->size = MIN(b->size * 2, ID_BLOCK_MAX);
 	if (rc != PIX_DB_DONE || b->n == 0)
 		return 0;
 	return b->ids[b->next++];

@@ -313,6 +313,11 @@ int pix_db_lite_exec(PixDb *db, const char *sql)
 	return rc;
 }
 
+const char *pix_db_server_setting(PixDb *db, const char *name)
+{
+	return db->pg != NULL ? pix_pg_server_setting(db->pg, name) : NULL;
+}
+
 gint64 pix_db_reserve_id(PixDb *db, const char *table)
 {
 	if (db->pg != NULL)

@@ -113,9 +113,15 @@ typedef struct {
 
 /* Wraps an open SQLite connection (transfer full: pix_db_close closes it). */
 PixDb *pix_db_wrap_sqlite(sqlite3 *db);
-/* Connects to PostgreSQL (a libpq URI or "key=value" string); NULL and
- * *message (transfer full) when it cannot. */
-PixDb *pix_db_open_pg(const char *conninfo, char **message);
+/* Connects to PostgreSQL (a libpq URI or "key=value" string), with the
+ * run-time settings `settings` (name, value, ..., NULL; after any the
+ * string's options give) sent with the connection's start, not after it;
+ * NULL and *message (transfer full) when it cannot. */
+PixDb *pix_db_open_pg(const char *conninfo, const char *const *settings, char **message);
+/* A setting the server reports with every connection (server_encoding,
+ * server_version, ...: PostgreSQL's ParameterStatus), without asking; NULL
+ * if it reports none of that name. */
+const char *pix_pg_server_setting(PixPgConn *c, const char *name);
 /* This photoidx was built with libpq (else db-nopg.c stands in for db-pg.c). */
 gboolean pix_db_has_pg(void);
 /* (db.c's pix_db_close() for a PostgreSQL connection) */
@@ -149,6 +155,7 @@ int pix_pg_bind_null(PixPgStmt *st, int i);
 int pix_pg_bind_text(PixPgStmt *st, int i, const char *text, int n);
 int pix_pg_bind_blob(PixPgStmt *st, int i, const void *blob, int n);
 int pix_pg_step(PixPgStmt *st);
+int pix_pg_run(PixPgStmt *st);
 int pix_pg_reset(PixPgStmt *st);
 int pix_pg_clear_bindings(PixPgStmt *st);
 void pix_pg_finalize(PixPgStmt *st);
@@ -192,6 +199,8 @@ int pix_db_finalize(PixStmt *st);
  * 0 with the connection's error set on failure.
  */
 gint64 pix_db_reserve_id(PixDb *db, const char *table);
+/* pix_pg_server_setting() on PostgreSQL; NULL on SQLite */
+const char *pix_db_server_setting(PixDb *db, const char *name);
 
 static inline int pix_db_exec(PixDb *db, const char *sql)
 {
@@ -270,6 +279,19 @@ static inline int pix_db_step(PixStmt *st)
 	if (st->keep != NULL)
 		return pix_db_keep_step(st);
 	return st->lite ? pix_db_lite_step(st) : pix_pg_step(st->pg);
+}
+/* Runs `st` to its end, its rows (a lock's, a notification's) unread:
+ * PIX_DB_DONE, or the error.  On PostgreSQL, inside a transaction, it is
+ * sent without waiting, as a statement without rows is (its failure
+ * shows at the next statement that waits). */
+static inline int pix_db_run(PixStmt *st)
+{
+	if (st->pg != NULL)
+		return pix_pg_run(st->pg);
+	int rc;
+	while ((rc = pix_db_step(st)) == PIX_DB_ROW)
+		;
+	return rc;
 }
 static inline int pix_db_reset(PixStmt *st)
 {

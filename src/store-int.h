@@ -60,7 +60,6 @@ typedef enum {
 	ST_COMMIT,
 	ST_ROLLBACK,
 	ST_DIR_UPSERT,
-	ST_DIR_UPSERT_KNOWN,
 	ST_DIR_MISSING,
 	ST_FILE_INSERT,
 	ST_FILE_UPDATE_CONTENT,
@@ -238,6 +237,9 @@ struct PixStore {
 	                           committed or written by the open batch */
 	GHashTable *unknown_devs; /* st_dev the mount table lacked once: read
 	                           again for each only once */
+	GHashTable *dir_ids;    /* "volume_id\trel_path" (owned) -> the id this
+	                           session gave a new directory (put_dir()) */
+	gint64 batch_dir_id;    /* the first of them the open batch gave, or 0 */
 	GArray *pg_changes;     /* PostgreSQL: PixChangeRow, the open batch's
 	                           change-log entries, written at its commit */
 	GHashTable *pg_locked;  /* PostgreSQL: the volume ids whose lock this

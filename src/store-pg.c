@@ -130,40 +130,23 @@ static gboolean migrate(PixStore *s, gint64 *version, GError **error)
 static gboolean open_pg(PixStore *s, gint64 *version, GError **error)
 {
 	g_autofree char *message = NULL;
-	s->db = pix_db_open_pg(s->path, &message);
+	/* this host (PHOTOIDX_HOST, else the host name), for PG_THIS_HOST */
+	const char *name = g_getenv("PHOTOIDX_HOST") != NULL && *g_getenv("PHOTOIDX_HOST") ? g_getenv("PHOTOIDX_HOST")
+	                                                                                  : g_get_host_name();
+	const char *const settings[] = { "photoidx.host", name, NULL };
+	s->db = pix_db_open_pg(s->path, settings, &message);
 	if (s->db == NULL) {
 		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN, "cannot connect to catalog '%s': %s",
 		            s->display, message);
 		return FALSE;
 	}
-	/* this host (PHOTOIDX_HOST, else the host name), for PG_THIS_HOST */
-	const char *name = g_getenv("PHOTOIDX_HOST") != NULL && *g_getenv("PHOTOIDX_HOST") ? g_getenv("PHOTOIDX_HOST")
-	                                                                                  : g_get_host_name();
-	g_autoptr(PixStmt) host = NULL;
-	int hrc = pix_db_prepare(s->db, "SELECT set_config('photoidx.host', ?1, false)", &host);
-	if (hrc == PIX_DB_OK) {
-		pix_db_bind_text(host, 1, name, -1, PIX_DB_STATIC);
-		hrc = pix_db_step(host);
-	}
-	if (hrc != PIX_DB_ROW) {
-		pix_store_db_error(error, s, hrc, "cannot set it up");
-		return FALSE;
-	}
 	/* names are stored as bytes, but every other text (and pix_text())
 	 * is UTF-8 */
-	g_autoptr(PixStmt) enc = NULL;
-	int rc = pix_store_prepare(s, "SELECT current_setting('server_encoding')", &enc);
-	if (rc == PIX_DB_OK)
-		rc = pix_db_step(enc);
-	if (rc != PIX_DB_ROW) {
-		pix_store_db_error(error, s, rc, "cannot read its encoding");
-		return FALSE;
-	}
-	const char *encoding = (const char *)pix_db_column_text(enc, 0);
-	if (g_ascii_strcasecmp(encoding, "UTF8") != 0) {
+	const char *encoding = pix_db_server_setting(s->db, "server_encoding");
+	if (encoding == NULL || g_ascii_strcasecmp(encoding, "UTF8") != 0) {
 		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_OPEN,
 		            "catalog '%s': its database's encoding is %s, not UTF8 (createdb -E UTF8 makes one)",
-		            s->display, encoding);
+		            s->display, encoding != NULL ? encoding : "not reported");
 		return FALSE;
 	}
 	if (!check_identity(s, version, error))
@@ -227,16 +210,16 @@ static gboolean reconnect(PixStore *s, guint attempts, GError **error)
 	}
 }
 
-/* Steps `id` to its end: its first column's last value in *out (if not NULL). */
+/* Steps `id` to its end: its first column's last value in *out; with
+ * out NULL, its rows unread (not waited for, pix_db_run()). */
 static gboolean run_stmt(PixStore *s, StatementId id, gint64 *out, GError **error)
 {
 	PixStmt *st = pix_store_stmt(s, id, error);
 	if (st == NULL)
 		return FALSE;
-	int rc;
-	while ((rc = pix_db_step(st)) == PIX_DB_ROW)
-		if (out != NULL)
-			*out = pix_db_column_int64(st, 0);
+	int rc = out == NULL ? pix_db_run(st) : PIX_DB_DONE;
+	while (out != NULL && (rc = pix_db_step(st)) == PIX_DB_ROW)
+		*out = pix_db_column_int64(st, 0);
 	if (rc != PIX_DB_DONE) {
 		pix_store_db_error(error, s, rc, "cannot number the change log");
 		return FALSE;

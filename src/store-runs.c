@@ -68,6 +68,7 @@ gboolean pix_store_commit(PixStore *s, GError **error)
 		return FALSE;
 	}
 	s->in_batch = FALSE;
+	s->batch_dir_id = 0;
 	g_assert(pix_store_check(s));
 	for (int c = 0; c < PIX_N_COUNTERS; c++) {
 		if (s->counts[c] != 0)

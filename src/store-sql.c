@@ -57,11 +57,13 @@ G_STATIC_ASSERT(PIX_STORE_SET == 256);
 /* a directory's row, by its volume and path: what a listing that failed
  * does not know, the row keeps; a directory --quick did not list keeps the
  * run that did */
-#define DIR_UPSERT DIR_UPSERT_AS("", "", "rel_path")
-#define DIR_UPSERT_AS(id_col, id_param, key) \
-	"INSERT INTO dirs (" id_col "parent_id, path, dev, ino, mtime_ns, ctime_ns, state, error, scanned_at, fsid," \
-	" listed_scan_id, volume_id, rel_path) VALUES (" id_param "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14)" \
-	" ON CONFLICT (volume_id, " key ") DO UPDATE SET parent_id = coalesce(?1, dirs.parent_id), path = ?2," \
+#define DIR_UPSERT DIR_UPSERT_AS("rel_path")
+#define DIR_UPSERT_AS(key) \
+	"INSERT INTO dirs (id, parent_id, path, dev, ino, mtime_ns, ctime_ns, state, error, scanned_at, fsid," \
+	" listed_scan_id, volume_id, rel_path) VALUES (?15, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14)" \
+	" ON CONFLICT (volume_id, " key ") DO UPDATE SET parent_id = coalesce(?1, dirs.parent_id)," \
+	/* the key's row under another id: a NULL path, which the column refuses */ \
+	" path = CASE WHEN dirs.id = ?15 THEN ?2 END," \
 	" dev = coalesce(?3, dirs.dev), ino = coalesce(?4, dirs.ino), mtime_ns = coalesce(?5, dirs.mtime_ns)," \
 	" ctime_ns = coalesce(?6, dirs.ctime_ns), state = ?7, error = ?8, scanned_at = ?9," \
 	" fsid = coalesce(?10, dirs.fsid), listed_scan_id = CASE WHEN ?12 THEN dirs.listed_scan_id ELSE ?11 END"
@@ -126,12 +128,11 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		" WHERE f.id = ?1 AND meta.file_id = ?1",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
-	/* a directory new to plan: its id asked back (a round trip) */
-	[ST_DIR_UPSERT] = DIR_UPSERT " RETURNING id",
-	/* one plan found (its id known, ?15): nothing to wait for; a row gone
-	 * meanwhile comes back under that id, and one under that id with
-	 * another path fails the batch, never leaves its files on another row */
-	[ST_DIR_UPSERT_KNOWN] = DIR_UPSERT_AS("id, ", "?15, ", "rel_path"),
+	/* its id known (?15: plan found it, or a new one's, put_dir()):
+	 * nothing to wait for; a row gone meanwhile comes back under that id,
+	 * and one under that id with another path fails the batch, never
+	 * leaves its files on another row */
+	[ST_DIR_UPSERT] = DIR_UPSERT,
 	[ST_DIR_MISSING] = "UPDATE dirs SET state = 'missing' WHERE id = ?1",
 	[ST_FILE_INSERT] =
 		"INSERT INTO files (id, dir_id, name, dev, ino, mode, size, mtime_ns, ctime_ns, md5,"
@@ -260,8 +261,7 @@ const char *const pix_store_statements_pg[N_STATEMENTS] = {
 	/* identities are unique on the SHA-256 of the path or ident
 	 * (schema/pg/0002: a btree entry holds at most 2704 bytes, a path
 	 * PATH_MAX): the upserts name that index, the lookups go by it */
-	[ST_DIR_UPSERT] = DIR_UPSERT_AS("", "", PG_KEY("rel_path")) " RETURNING id",
-	[ST_DIR_UPSERT_KNOWN] = DIR_UPSERT_AS("id, ", "?15, ", PG_KEY("rel_path")),
+	[ST_DIR_UPSERT] = DIR_UPSERT_AS(PG_KEY("rel_path")),
 	[ST_FIND_DIRS] =
 		"WITH v (volume_id) AS (SELECT ?1::bigint),"
 		" r (rel_path) AS (SELECT DISTINCT unnest(ARRAY[" SET_PARAMS "]::bytea[]))"
@@ -309,6 +309,12 @@ const char *const pix_store_statements_pg[N_STATEMENTS] = {
 };
 
 
+static gboolean dir_id_from(gpointer key, gpointer value, gpointer first)
+{
+	(void)key;
+	return (gint64)GPOINTER_TO_SIZE(value) >= *(const gint64 *)first;
+}
+
 void pix_store_batch_gone(PixStore *s)
 {
 	s->in_batch = FALSE;
@@ -317,8 +323,13 @@ void pix_store_batch_gone(PixStore *s)
 		g_array_set_size(s->dirty, 0);
 	if (s->pg_changes != NULL)
 		g_array_set_size(s->pg_changes, 0);
-	/* volumes the batch inserted are gone with it */
+	/* volumes the batch inserted are gone with it, and so are its new
+	 * directories (ids only grow within a session: theirs are its
+	 * highest; SQLite may give them out again) */
 	g_hash_table_remove_all(s->volume_ids);
+	if (s->batch_dir_id > 0)
+		g_hash_table_foreach_remove(s->dir_ids, dir_id_from, &s->batch_dir_id);
+	s->batch_dir_id = 0;
 }
 
 PixDb *pix_store_db(PixStore *s)

@@ -133,10 +133,31 @@ static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
 	g_autofree char *rel = NULL;
 	if (!pix_store_dir_key(s, d, TRUE, &vol_id, &rel, error))
 		return FALSE;
-	/* a directory plan found has its id: the row is written without
-	 * waiting for it (on PostgreSQL, in the pipeline) */
-	gboolean is_known = d->id > 0;
-	st = pix_store_stmt(s, is_known ? ST_DIR_UPSERT_KNOWN : ST_DIR_UPSERT, error);
+	/* a directory plan found has its id; a new one is given one (as new
+	 * files are), so the row is written without waiting for an answer (on
+	 * PostgreSQL, in the pipeline).  Plan looked the key up after this
+	 * run took the volume's lock, and no other writer adds a row of a
+	 * volume it does not hold (store-pg.c, invariant 2; on SQLite, one
+	 * writer), so the key's row, if any, is one this writer gave an id:
+	 * plan may not have seen it yet (a batch not yet committed, or a
+	 * reader's older snapshot), s->dir_ids has.  The upsert fails rather
+	 * than write under another id (DIR_UPSERT). */
+	gint64 id = d->id;
+	g_autofree char *key = NULL;
+	if (id <= 0) {
+		key = g_strdup_printf("%" G_GINT64_FORMAT "\t%s", vol_id, rel);
+		id = (gint64)GPOINTER_TO_SIZE(g_hash_table_lookup(s->dir_ids, key));
+	}
+	if (id <= 0) {
+		if ((id = pix_db_reserve_id(s->db, "dirs")) == 0) {
+			pix_store_db_error(error, s, pix_db_errcode(s->db), "cannot write a directory");
+			return FALSE;
+		}
+		if (s->batch_dir_id == 0)
+			s->batch_dir_id = id;
+		g_hash_table_insert(s->dir_ids, g_steal_pointer(&key), GSIZE_TO_POINTER((gsize)id));
+	}
+	st = pix_store_stmt(s, ST_DIR_UPSERT, error);
 	if (st == NULL)
 		return FALSE;
 	pix_db_bind_int64(st, 13, vol_id);
@@ -159,17 +180,11 @@ static gboolean put_dir(PixStore *s, PixItem *item, GError **error)
 	if (d->error == NULL && s->scan_id > 0)
 		pix_db_bind_int64(st, 11, s->scan_id);
 	pix_db_bind_int(st, 12, d->is_unlisted);
-	if (is_known)
-		pix_db_bind_int64(st, 15, d->id);
-	if (is_known)
-		return pix_store_step_done(s, st, "cannot write a directory", error);
-	int rc = pix_db_step(st);
-	if (rc != PIX_DB_ROW) {
-		pix_store_db_error(error, s, rc, "cannot write a directory");
+	pix_db_bind_int64(st, 15, id);
+	if (!pix_store_step_done(s, st, "cannot write a directory", error))
 		return FALSE;
-	}
-	d->id = pix_db_column_int64(st, 0);
-	return pix_store_step_done(s, st, "cannot write a directory", error);
+	d->id = id;
+	return TRUE;
 }
 
 /* Binds the content columns shared by insert and update, from `first`:

@@ -62,6 +62,7 @@ PixStore *pix_store_open(const char *path, PixStoreMode mode, gboolean is_no_wai
 	s->lock_fd = -1;
 	s->volume_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	s->unknown_devs = g_hash_table_new(g_direct_hash, g_direct_equal);
+	s->dir_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	if (!s->be->open(s, &version, error))
 		return NULL;
 	int current = *s->be->schema_count;
@@ -104,6 +105,7 @@ void pix_store_free(PixStore *s)
 		g_array_free(s->dirty, TRUE);
 	g_clear_pointer(&s->volume_ids, g_hash_table_destroy);
 	g_clear_pointer(&s->unknown_devs, g_hash_table_destroy);
+	g_clear_pointer(&s->dir_ids, g_hash_table_destroy);
 	if (s->pg_changes != NULL)
 		g_array_free(s->pg_changes, TRUE);
 	g_clear_pointer(&s->pg_locked, g_hash_table_destroy);

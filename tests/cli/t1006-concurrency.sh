@@ -14,6 +14,17 @@ ro_q() {
 	fi
 }
 
+# until_writing: waits (10 s at most) until the scan just started has
+# written files: it then holds the catalog (SQLite) or its volume
+# (PostgreSQL).  A fixed sleep lost that race on a loaded machine.
+until_writing() {
+	i=0
+	until [ "$(ro_q "select count(*) from files" 2>/dev/null)" -gt 0 ] 2>/dev/null || [ $i -gt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
 # a reader's transaction that keeps one snapshot for its whole length
 # (SQLite's, from its first read; PostgreSQL's read committed takes one
 # per statement)
@@ -97,7 +108,7 @@ test_expect_success 'a second scan with --no-wait refuses at once (exit 2, names
 	catalog_rm "$DB"
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 1M lib &
 	pid=$!
-	sleep 0.5 &&
+	until_writing &&
 	test_expect_code 2 px scan --db "$DB" --no-wait lib 2>err &&
 	grep -q "is in use by another photoidx (pid $pid)" err &&
 	wait $pid
@@ -107,7 +118,7 @@ test_expect_success 'a second scan without --no-wait waits, then does its work' 
 	catalog_rm "$DB"
 	"$PHOTOIDX" scan --db "$DB" -q --readers 1 --limit-rate 2M lib &
 	pid=$!
-	sleep 0.5 &&
+	until_writing &&
 	px scan --db "$DB" --json lib >s.json 2>err &&
 	grep -q "waiting for another photoidx (pid $pid)" err &&
 	wait $pid &&

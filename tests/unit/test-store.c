@@ -877,6 +877,63 @@ static void test_dir_error_state(void)
 	g_assert_cmpint(sql_int(db, "SELECT count(*) FROM dirs WHERE error IS NULL"), ==, 1);
 	pix_store_free(r);
 	pix_store_free(w);
+
+	/* a writer that was not told the row's id (plan always is): the
+	 * upsert fails rather than write the key under another id */
+	w = open_ok(path, PIX_STORE_WRITE);
+	g_autoptr(PixDir) blind = fake_dir("/pix/locked", NULL, 600);
+	GError *error2 = NULL;
+	PixItem *item = pix_item_new(PIX_ACT_DIR, blind, NULL);
+	gboolean is_put = pix_store_put(w, item, &error2);
+	pix_item_free(item);
+	if (is_put)
+		g_assert_false(pix_store_commit(w, &error2));
+	g_assert_nonnull(error2);
+	g_assert_nonnull(strstr(error2->message, "NOT NULL"));
+	g_clear_error(&error2);
+	g_assert_cmpint(sql_int(db, "SELECT count(*) FROM dirs"), ==, 1);
+	g_assert_cmpint(sql_int(db, "SELECT id FROM dirs"), ==, d->id);
+	pix_store_free(w);
+	assert_integrity(path);
+}
+
+/* A new directory's id, given by the writer, is remembered for the
+ * session, but not past a batch rolled back (SQLite gives it out again). */
+static void test_dir_ids_rolled_back(void)
+{
+	g_autofree char *path = new_catalog_path();
+	PixStore *w = open_ok(path, PIX_STORE_WRITE);
+	g_autoptr(sqlite3) db = sql_open(path);
+	g_autoptr(PixDir) a = fake_dir("/pix/a", NULL, 100);
+	put_dir(w, a);
+	put_ok(w, new_file(a, "one.jpg", 1, 1, MD5_A));
+	commit_ok(w);
+
+	g_autoptr(PixDir) b = fake_dir("/pix/b", NULL, 200);
+	put_dir(w, b);
+	gint64 lost_id = b->id;
+	PixItem *dup = new_file(a, "one.jpg", 2, 1, MD5_A);
+	GError *error = NULL;
+	gboolean is_put = pix_store_put(w, dup, &error);
+	pix_item_free(dup);
+	if (is_put)
+		g_assert_false(pix_store_commit(w, &error));
+	g_clear_error(&error);
+
+	g_autoptr(PixDir) c = fake_dir("/pix/c", NULL, 300);
+	put_dir(w, c);
+	g_autoptr(PixDir) b2 = fake_dir("/pix/b", NULL, 200);
+	put_dir(w, b2);
+	/* planned before the commit: the writer knows the id it gave */
+	g_autoptr(PixDir) c2 = fake_dir("/pix/c", NULL, 300);
+	put_dir(w, c2);
+	commit_ok(w);
+	g_assert_cmpint(c2->id, ==, c->id);
+	g_assert_cmpint(b2->id, !=, c->id);
+	/* SQLite counted on from the rows kept: c got the id b lost */
+	g_assert_cmpint(c->id, ==, lost_id);
+	g_assert_cmpint(sql_int(db, "SELECT count(*) FROM dirs"), ==, 3);
+	pix_store_free(w);
 	assert_integrity(path);
 }
 
@@ -1383,6 +1440,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/store/find-dirs-in-sets", test_find_dirs_in_sets);
 	g_test_add_func("/store/dirs-under", test_dirs_under);
 	g_test_add_func("/store/dir-error-state", test_dir_error_state);
+	g_test_add_func("/store/dir-ids-rolled-back", test_dir_ids_rolled_back);
 	g_test_add_func("/store/change-log", test_change_log);
 	g_test_add_func("/store/recheck-and-restore", test_recheck_and_restore);
 	g_test_add_func("/store/uncommitted-batch-invisible", test_uncommitted_batch_invisible);
