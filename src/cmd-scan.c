@@ -33,6 +33,8 @@ typedef struct {
 	PixWalkOptions walk;
 	gboolean is_quick;
 	gboolean is_reread;
+	gboolean is_thumbnails;
+	gboolean is_no_thumbnails;
 	char **paths;
 } ScanOptions;
 
@@ -69,6 +71,8 @@ static void print_summary(gboolean is_json, gboolean is_quiet, char **roots, con
 		{ "dirs", PIX_N_DIRS }, { "new", PIX_N_NEW }, { "changed", PIX_N_CHANGED },
 		{ "moved", PIX_N_MOVED }, { "missing", PIX_N_MISSING }, { "unchanged", PIX_N_UNCHANGED },
 		{ "errors", PIX_N_ERRORS }, { "skipped", PIX_N_SKIPPED }, { "bytes_read", PIX_BYTES_READ },
+		{ "thumbnails_made", PIX_N_THUMBS }, { "thumbnails_failed", PIX_N_THUMB_NOTES },
+		{ "thumbnails_known", PIX_N_THUMBS_KNOWN },
 	};
 	gint64 bytes = pix_count_get(PIX_BYTES_READ);
 	double rate = secs > 0 ? (double)bytes / secs / 1e6 : 0;
@@ -201,6 +205,8 @@ int pix_cmd_scan(int argc, char **argv)
 	GOptionEntry entries[] = {
 		{ "quick", 0, 0, G_OPTION_ARG_NONE, &o.is_quick, "do not list directories whose mtime and ctime are unchanged (misses files edited in place)", NULL },
 		{ "reread", 0, 0, G_OPTION_ARG_NONE, &o.is_reread, "read every file again, changed or not (to fill in what an older photoidx did not read)", NULL },
+		{ "thumbnails", 0, 0, G_OPTION_ARG_NONE, &o.is_thumbnails, "make a thumbnail of every image read, and read the images that have none (also [scan] thumbnails = true)", NULL },
+		{ "no-thumbnails", 0, 0, G_OPTION_ARG_NONE, &o.is_no_thumbnails, "make none, whatever the config file says", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.paths, NULL, "[PATH...]" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL }
 	};
@@ -223,6 +229,11 @@ int pix_cmd_scan(int argc, char **argv)
 	cfg.walk.is_cross_mounts = o.walk.is_cross_mounts;
 	cfg.is_quick = o.is_quick;
 	cfg.is_reread = o.is_reread;
+	cfg.is_thumbnails = (o.is_thumbnails || pix_config_thumbnails()) && !o.is_no_thumbnails;
+	if (o.is_thumbnails && o.is_no_thumbnails) {
+		options_clear(&o);
+		return pix_cmd_usage_error("scan", "--thumbnails and --no-thumbnails: choose one");
+	}
 	if (o.is_quick && o.is_reread) {
 		options_clear(&o);
 		return pix_cmd_usage_error("scan", "--quick and --reread: --reread reads every file, --quick lists fewer");
@@ -261,7 +272,9 @@ int pix_cmd_scan(int argc, char **argv)
 		return status;
 	gint64 start = g_get_monotonic_time();
 	gboolean is_interrupted = FALSE;
-	gboolean is_ok = pix_pipeline_scan(&cfg, writer, &is_interrupted, &error);
+	/* the files whose content has no thumbnail yet are read again */
+	gboolean is_ok = !cfg.is_thumbnails || pix_store_want_thumbs(writer, roots, &error);
+	is_ok = is_ok && pix_pipeline_scan(&cfg, writer, &is_interrupted, &error);
 	double secs = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
 	status = pix_run_end(writer, is_ok, g_steal_pointer(&error), is_interrupted ? PIX_RUN_INTERRUPTED : PIX_RUN_COMPLETE,
 	                     n_bad_roots);

@@ -174,16 +174,28 @@ int pix_cmd_status(int argc, char **argv)
 	} else {
 		g_string_append(st.out, "last runs:\n");
 	}
+	PixThumbsSize thumbs = { 0 };
 	is_ok = is_ok && pix_store_each_run(reader, STATUS_RUNS, put_run, &st, &error) &&
-	        pix_store_pending(reader, &n_recheck, &n_unread, &error);
+	        pix_store_pending(reader, &n_recheck, &n_unread, &error) &&
+	        pix_store_thumbs_size(reader, &thumbs, &error);
 	if (is_json) {
 		g_string_append(st.out, "]");
 		pix_json_int(st.out, "recheck", n_recheck, &is_first);
 		pix_json_int(st.out, "unread", n_unread, &is_first);
-		g_string_append(st.out, "}\n");
+		pix_json_key(st.out, "thumbnails", &is_first);
+		gboolean first = TRUE;
+		g_string_append_c(st.out, '{');
+		pix_json_int(st.out, "contents", thumbs.n_contents, &first);
+		pix_json_int(st.out, "with_thumbnail", thumbs.n_thumbs, &first);
+		pix_json_int(st.out, "bytes", thumbs.bytes, &first);
+		g_string_append(st.out, "}}\n");
 	} else {
+		g_autofree char *b = pix_format_bytes(thumbs.bytes);
 		g_string_append_printf(st.out, "awaiting the next scan: %" G_GINT64_FORMAT " files to read again (recheck),"
 		                       " %" G_GINT64_FORMAT " never read\n", n_recheck, n_unread);
+		g_string_append_printf(st.out, "thumbnails: %" G_GINT64_FORMAT " contents, %s; %" G_GINT64_FORMAT
+		                       " contents with none (thumbs.note says why)\n",
+		                       thumbs.n_thumbs, b, thumbs.n_contents - thumbs.n_thumbs);
 	}
 	if (!is_ok) {
 		g_string_free(st.out, TRUE);

@@ -25,13 +25,15 @@ static struct {
 	char *catalog;      /* owned, or NULL */
 	char **roots;       /* owned, or NULL */
 	char **excludes;    /* owned, or NULL */
+	gboolean is_thumbnails; /* [scan] thumbnails */
 } config;
 
 static gboolean config_check(void)
 {
 	if (!config.is_loaded)
 		return config.catalog == NULL && config.roots == NULL && config.excludes == NULL;
-	if (config.load_error != NULL && (config.catalog != NULL || config.roots != NULL || config.excludes != NULL))
+	if (config.load_error != NULL &&
+	    (config.catalog != NULL || config.roots != NULL || config.excludes != NULL || config.is_thumbnails))
 		return FALSE;
 	if (config.catalog != NULL && !g_path_is_absolute(config.catalog))
 		return FALSE;
@@ -149,6 +151,15 @@ static gboolean read_file(const char *path, GError **error)
 	if (!read_list(kf, "scan", "roots", TRUE, &roots, error) ||
 	    !read_list(kf, "scan", "excludes", FALSE, &excludes, error))
 		return FALSE;
+	g_clear_error(&local);
+	gboolean is_thumbnails = g_key_file_get_boolean(kf, "scan", "thumbnails", &local);
+	if (local != NULL && !is_absent(local)) {
+		g_prefix_error(&local, "[scan] thumbnails: ");
+		g_propagate_error(error, g_steal_pointer(&local));
+		return FALSE;
+	}
+	g_clear_error(&local);
+	config.is_thumbnails = is_thumbnails;
 	config.catalog = g_steal_pointer(&catalog);
 	config.roots = g_steal_pointer(&roots);
 	config.excludes = g_steal_pointer(&excludes);
@@ -187,4 +198,10 @@ char **pix_config_excludes(void)
 {
 	pix_config_load(NULL);
 	return config.excludes;
+}
+
+gboolean pix_config_thumbnails(void)
+{
+	pix_config_load(NULL);
+	return config.is_thumbnails;
 }

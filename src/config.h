@@ -9,6 +9,7 @@
  *   [scan]
  *   roots=/home/me/Pictures;/media/me/CARD
  *   excludes=*.tmp;Thumbs.db
+ *   thumbnails=true
  *
  * A missing file is an empty configuration.  Unknown groups and keys are
  * ignored (a newer photoidx may write them).  A leading "~/" in a path is
@@ -55,5 +56,9 @@ char **pix_config_roots(void);
  * dropped: NULL-terminated, or NULL when none.  Loads the file if need be
  * (transfer none). */
 char **pix_config_excludes(void);
+
+/* [scan] thumbnails: whether a scan makes thumbnails as --thumbnails
+ * does (FALSE when not set).  Loads the file if need be. */
+gboolean pix_config_thumbnails(void);
 
 #endif

@@ -56,6 +56,7 @@
 #include "md5-lanes.h"
 #include "meta.h"
 #include "read.h"
+#include "thumb.h"
 
 /* MD5_CTX and MD5_Update: deprecated in OpenSSL 3 for callers who want a
  * whole MD5; here they run OpenSSL's assembler block function on the state
@@ -79,6 +80,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(EVP_MD_CTX, EVP_MD_CTX_free)
  * fill the lanes four times over. */
 #define MAX_READY (4 * PIX_MD5_MAX_LANES)
 
+/* Bytes of possible copies (item->thumbs_known) a hasher keeps at once
+ * until their MD5 says whether their thumbnail exists; a file that does
+ * not fit is decoded as it streams, as any other. */
+#define HOLD_BUDGET ((gsize)32 << 20)
+
 typedef enum {
 	ON_NONE,      /* waiting for more data */
 	ON_READY,
@@ -93,6 +99,15 @@ struct File {
 	EVP_MD_CTX *evp;            /* !is_lanes: the state (owned, kept
 	                               when the File is recycled) */
 	PixMetaParser *meta;        /* (owned) */
+	PixThumbMaker *thumb;       /* (owned, made for the first file that
+	                               wants a thumbnail, kept when recycled) */
+	gboolean is_thumbing;       /* the item wants a thumbnail: the maker
+	                               sees its bytes */
+	gboolean is_holding;        /* ... of a possible copy: its bytes are
+	                               kept in `held` instead, for the maker
+	                               once its MD5 is known, if need be */
+	GByteArray *held;           /* (owned, nullable) */
+	gsize reserved;             /* of the hasher's HOLD_BUDGET, for it */
 	PixChunk *head, *tail;      /* chunks with bytes not yet hashed,
 	                               linked by PixChunk.next (owned) */
 	gsize off;                  /* bytes of `head` already hashed */
@@ -118,6 +133,7 @@ struct PixHasher {
 	FileList ready;
 	FileList complete;
 	File *free_files;           /* recycled Files, linked by `next` */
+	gsize held_bytes;           /* HOLD_BUDGET reserved by the Files */
 	guint n_files;              /* in flight */
 	GPtrArray *done;            /* finished items, until drained (owned) */
 	PixHasherStats stats;
@@ -189,6 +205,32 @@ static void push_chunk(File *f, PixChunk *c)
 	f->tail = c;
 }
 
+/* Gives back what a File kept of a possible copy. */
+static void release_hold(PixHasher *h, File *f)
+{
+	g_assert(h->held_bytes >= f->reserved);
+	h->held_bytes -= f->reserved;
+	f->reserved = 0;
+	f->is_holding = FALSE;
+	if (f->held != NULL && f->held->len > (1u << 20))
+		g_clear_pointer(&f->held, g_byte_array_unref);
+	else if (f->held != NULL)
+		g_byte_array_set_size(f->held, 0);
+}
+
+/* Keeps a possible copy's bytes; one that grew past twice what was
+ * reserved for it (a file written while read) gets no thumbnail. */
+static void hold(File *f, const guint8 *data, gsize len)
+{
+	if (f->held->len + len > 2 * f->reserved + 65536) {
+		g_byte_array_set_size(f->held, 0);
+		f->is_thumbing = FALSE;
+		f->is_holding = FALSE;
+		return;
+	}
+	g_byte_array_append(f->held, data, (guint)len);
+}
+
 static void file_reset(PixHasher *h, File *f)
 {
 	while (f->head != NULL)
@@ -203,12 +245,29 @@ static void file_reset(PixHasher *h, File *f)
 			g_error("OpenSSL cannot initialise MD5");
 	}
 	/* a verify reads no metadata; a parser is kept with the File */
+	release_hold(h, f);
+	f->is_thumbing = FALSE;
 	if (f->item->action == PIX_ACT_VERIFY)
 		return;
 	if (f->meta == NULL)
 		f->meta = pix_meta_parser_new();
 	else
 		pix_meta_parser_reset(f->meta);
+	if (f->item->want_thumb) {
+		if (f->thumb == NULL)
+			f->thumb = pix_thumb_maker_new();
+		else
+			pix_thumb_maker_reset(f->thumb);
+		f->is_thumbing = TRUE;
+		gsize size = (gsize)MAX(f->item->st.size_bytes, 0);
+		if (f->item->thumbs_known != NULL && h->held_bytes + size <= HOLD_BUDGET) {
+			f->is_holding = TRUE;
+			f->reserved = size;
+			h->held_bytes += size;
+			if (f->held == NULL)
+				f->held = g_byte_array_sized_new((guint)size);
+		}
+	}
 }
 
 /* A File for a new START: a recycled one, else a new one. */
@@ -236,6 +295,10 @@ static void file_put(PixHasher *h, File *f)
 	/* what it held of the file's content goes now, not at the next use */
 	if (f->meta != NULL)
 		pix_meta_parser_reset(f->meta);
+	if (f->thumb != NULL)
+		pix_thumb_maker_reset(f->thumb);
+	release_hold(h, f);
+	f->is_thumbing = FALSE;
 	f->carry_len = 0;
 	f->off = 0;
 	f->next = h->free_files;
@@ -348,6 +411,10 @@ void pix_hasher_take(PixHasher *h, PixChunk *c)
 	if (c->len > 0) {
 		if (f->item->action != PIX_ACT_VERIFY)
 			pix_meta_parser_feed(f->meta, c->data, c->len);
+		if (f->is_holding)
+			hold(f, c->data, c->len);
+		else if (f->is_thumbing)
+			pix_thumb_maker_feed(f->thumb, c->data, c->len);
 		if (!h->is_lanes && EVP_DigestUpdate(f->evp, c->data, c->len) != 1)
 			g_error("OpenSSL cannot update MD5");
 	}
@@ -399,6 +466,23 @@ static PixItem *finish(PixHasher *h, File *f)
 	if (item->action == PIX_ACT_VERIFY)
 		return item;
 	pix_meta_parser_finish(f->meta, item);
+	if (f->is_holding && pix_thumb_index_has(item->thumbs_known, item->st.size_bytes, item->md5)) {
+		/* a copy of a content with its thumbnail: nothing to decode */
+		pix_count_add(PIX_N_THUMBS_KNOWN, 1);
+	} else if (f->is_thumbing) {
+		if (f->is_holding)
+			pix_thumb_maker_feed(f->thumb, f->held->data, f->held->len);
+		item->thumb = pix_thumb_maker_finish(f->thumb);
+		/* what no maker reads is recorded, so that it is not read again
+		 * for a thumbnail (until a maker of a later version may) */
+		if (item->thumb == NULL && item->media == PIX_MEDIA_VIDEO)
+			item->thumb = pix_thumb_new_note("videos get no thumbnail");
+		else if (item->thumb == NULL && (item->media == PIX_MEDIA_IMAGE || item->media == PIX_MEDIA_RAW))
+			item->thumb = pix_thumb_new_note("no thumbnail is made of %s files yet",
+			                                 item->mime != NULL ? item->mime : "these");
+		if (item->thumb != NULL)
+			pix_count_add(item->thumb->note == NULL ? PIX_N_THUMBS : PIX_N_THUMB_NOTES, 1);
+	}
 	if (item->error != NULL) {
 		g_autofree char *path = pix_item_path(item);
 		g_autofree char *q = pix_quote(path);
@@ -504,6 +588,9 @@ void pix_hasher_free(PixHasher *h)
 		h->free_files = f->next;
 		EVP_MD_CTX_free(f->evp);
 		pix_meta_parser_free(f->meta);
+		pix_thumb_maker_free(f->thumb);
+		if (f->held != NULL)
+			g_byte_array_free(f->held, TRUE);
 		g_free(f);
 	}
 	g_hash_table_destroy(h->open);

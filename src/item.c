@@ -62,6 +62,7 @@ void pix_item_free(PixItem *item)
 	g_free(item->name);
 	g_free(item->old_path);
 	pix_meta_free(item->meta);
+	pix_thumb_free(item->thumb);
 	g_free(item->error);
 	g_free(item);
 }

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "thumb.h"
+
 /* What the store must do with an item. */
 typedef enum {
 	PIX_ACT_DIR,      /* insert or update the directory row `dir` */
@@ -140,6 +142,16 @@ struct PixItem {
 	                           was no longer a regular file */
 	gboolean is_racy;       /* mtime too recent to trust: reread next scan */
 	gboolean was_missing;   /* the row was 'missing' before this scan */
+	gboolean was_error;     /* the row was 'error' before this scan */
+
+	/* thumbnails (scan --thumbnails, thumb.h) */
+	gboolean want_thumb;    /* set by plan: make one from the bytes read */
+	PixThumb *thumb;        /* what the hasher made, or the note why none
+	                           (owned, nullable) */
+	const PixThumbIndex *thumbs_known; /* with want_thumb: the contents
+	                           with a thumbnail, one of which has this
+	                           file's size (a possible copy), or NULL
+	                           (borrowed: the scan's, see plan.h) */
 };
 
 PixDir *pix_dir_new(const char *path);

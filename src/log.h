@@ -67,6 +67,9 @@ typedef enum {
 	PIX_N_VERIFIED,     /* verify: files found with their stored MD5 */
 	PIX_N_MISMATCH,     /* verify: files whose content changed, size and mtime not */
 	PIX_N_STALE,        /* verify: files changed since the last scan (not verified) */
+	PIX_N_THUMBS,       /* thumbnails made (images decoded for one) */
+	PIX_N_THUMB_NOTES,  /* images none could be made of */
+	PIX_N_THUMBS_KNOWN, /* copies of a content with one: not decoded */
 	PIX_N_COUNTERS
 } PixCounter;
 

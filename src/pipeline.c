@@ -260,6 +260,7 @@ static gboolean run(const PixPipelineConfig *cfg, PixStore *writer, const Source
 typedef struct {
 	const PixPipelineConfig *cfg;
 	PixStore *plan_reader;
+	const PixThumbIndex *thumbs_known;
 	PixQueue *listings;
 	WalkArgs walk;
 	PlanArgs plan;
@@ -273,6 +274,8 @@ static void scan_start(gpointer data, PixQueue *to_read, PixQueue *to_store)
 	                               .to_read = to_read, .to_store = to_store,
 	                               .device_class = s->cfg->device_class, .busy_files = s->cfg->busy_files,
 	                               .is_reread = s->cfg->is_reread,
+	                               .is_thumbnails = s->cfg->is_thumbnails,
+	                               .thumbs_known = s->thumbs_known,
 	                               .mount_roots = s->cfg->mount_roots } };
 	s->walker = g_thread_new("pix-walk", walk_main, &s->walk);
 	s->planner = g_thread_new("pix-plan", plan_main, &s->plan);
@@ -307,7 +310,13 @@ gboolean pix_pipeline_scan(const PixPipelineConfig *cfg, PixStore *writer, gbool
 	if (cfg->is_quick && (walk_reader = pix_store_open(cfg->db_path, PIX_STORE_READ, FALSE, error)) == NULL)
 		return FALSE;
 
-	ScanSource s = { .cfg = cfg, .plan_reader = reader, .listings = pix_queue_new(LISTING_QUEUE, 1) };
+	/* the contents with a thumbnail, so that a copy is not decoded */
+	g_autoptr(PixThumbIndex) thumbs_known = NULL;
+	if (cfg->is_thumbnails && (thumbs_known = pix_store_thumb_index(reader, error)) == NULL)
+		return FALSE;
+
+	ScanSource s = { .cfg = cfg, .plan_reader = reader, .listings = pix_queue_new(LISTING_QUEUE, 1),
+	                 .thumbs_known = thumbs_known };
 	s.walk = (WalkArgs){ .cfg = cfg->walk, .roots = cfg->roots, .out = s.listings, .catalog = walk_reader,
 	                     .always_list = cfg->always_list, .trusted_scan_id = cfg->trusted_scan_id };
 	if (cfg->is_quick) {

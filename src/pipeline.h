@@ -29,6 +29,9 @@ typedef struct {
 	gint64 batch_us;          /* ... or this long, whichever comes first */
 	gboolean is_progress;     /* show a status line on stderr */
 	gboolean is_reread;       /* read every file, changed or not (plan.h) */
+	gboolean is_thumbnails;   /* make a thumbnail of every image read, and
+	                             read the images whose content has none
+	                             in the catalog (scan --thumbnails) */
 	gboolean is_quick;        /* the mlocate rule: directories whose mtime and
 	                             ctime are as last listed are not listed */
 	/* for watch: */

@@ -93,6 +93,7 @@ static void set_old(PixItem *item, const PixFileRow *row)
 	item->has_old_md5 = row->has_md5;
 	memcpy(item->old_md5, row->md5, 16);
 	item->was_missing = row->state == PIX_STATE_MISSING;
+	item->was_error = row->state == PIX_STATE_ERROR;
 }
 
 static gboolean is_claimed(Plan *p, gint64 id)
@@ -490,8 +491,14 @@ static void plan_listing(Plan *p, PixListing *l, Window *w, guint k)
 		}
 	}
 
-	for (guint i = 0; i < reads->len; i++)
-		g_ptr_array_add(p->to_read, g_ptr_array_index(reads, i));
+	for (guint i = 0; i < reads->len; i++) {
+		PixItem *item = g_ptr_array_index(reads, i);
+		item->want_thumb = p->cfg->is_thumbnails;
+		const PixThumbIndex *known = p->cfg->thumbs_known;
+		if (item->want_thumb && known != NULL && pix_thumb_index_has_size(known, item->st.size_bytes))
+			item->thumbs_known = known;
+		g_ptr_array_add(p->to_read, item);
+	}
 	if (p->cfg->device_class != PIX_DEVICE_ROTATIONAL || p->to_read->len >= SCHED_WINDOW)
 		flush_reads(p);
 }

@@ -39,6 +39,11 @@ typedef struct {
 	gboolean is_reread;      /* every file is read again, as if flagged for a
 	                            recheck (`scan --reread`: metadata a newer
 	                            photoidx reads that an older one did not) */
+	gboolean is_thumbnails;  /* the files read get a thumbnail made
+	                            (item->want_thumb, thumb.h) */
+	const PixThumbIndex *thumbs_known; /* with is_thumbnails: the contents
+	                            that have one, or NULL (borrowed; it must
+	                            outlive every item plan makes) */
 	GHashTable *busy_files;  /* full paths of files still being written
 	                            (watch): left as the catalog has them, or
 	                            NULL (borrowed, read-only while plan runs) */

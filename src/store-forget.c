@@ -56,6 +56,9 @@ gboolean pix_store_forget(PixStore *s, gint64 volume_id, gboolean is_dry_run, gi
 				goto fail;
 		} while (pix_db_changes(s->db) > 0);
 	}
+	/* the thumbnails of contents no file has any more */
+	if (!pix_store_drop_unused_thumbs(s, error))
+		goto fail;
 	if (is_dry_run) {
 		pix_store_rollback_batch(s);
 		return TRUE;

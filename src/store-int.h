@@ -90,6 +90,12 @@ typedef enum {
 	ST_SIDECAR_LEND,
 	ST_VOLUME_FIND,
 	ST_VOLUME_INSERT,
+	ST_THUMB_PUT,
+	ST_THUMB_DROP,
+	ST_THUMBS_DROP_UNUSED,
+	ST_THUMBS_WANTED,
+	ST_THUMBS_SIZE,
+	ST_THUMBS_ALL,
 	ST_SEQ_LOCK,            /* PostgreSQL only: the change log's order (store-pg.c) */
 	ST_SEQ_MAX,
 	ST_CHANGE_INSERT_SEQ,
@@ -249,6 +255,13 @@ struct PixStore {
 /* Times a transaction the server rolled back for a deadlock is run again
  * (a batch, store-write.c; a run's beginning, store-runs.c). */
 #define BATCH_RETRIES 5
+
+/* store-thumbs.c: an item's thumbnail (item->thumb, with an MD5) into
+ * the open batch; a content's thumbnail dropped when no file has it (one
+ * content, or all of them) */
+gboolean pix_store_put_thumb(PixStore *s, const PixItem *item, GError **error);
+gboolean pix_store_drop_thumb(PixStore *s, const guint8 md5[16], gint64 size_bytes, GError **error);
+gboolean pix_store_drop_unused_thumbs(PixStore *s, GError **error);
 
 /* store-sql.c: the shared helpers of the store*.c files */
 /* Prepares `sql` on s->db.  On PostgreSQL, where hosts share the catalog,

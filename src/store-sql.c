@@ -54,6 +54,33 @@ G_DEFINE_QUARK(pix-store-error-quark, pix_store_error)
 #define SET_PARAMS SET_P64 ", " SET_P64 ", " SET_P64 ", " SET_P64
 G_STATIC_ASSERT(PIX_STORE_SET == 256);
 
+/* directory d is at or below the path ?1 (as text; ?2 as a blob) and
+ * present: ?3..?6 are the bounds of pix_store_bind_below() */
+#define DIR_UNDER \
+	"d.state <> 'missing' AND" \
+	" (d.path = ?1 OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4) OR (d.path > ?5 AND d.path < ?6))" \
+	ONLINE_DIR
+/* dirs_by_path is on the first PG_PREFIX bytes: each comparison also on
+ * those, which x > y and x < y imply */
+#define PG_DIR_UNDER \
+	"d.state <> 'missing' AND" \
+	" ((" PG_PRE("d.path") " = " PG_PRE("?1::bytea") " AND d.path = ?1)" \
+	" OR (" PG_PRE("d.path") " = " PG_PRE("?2::bytea") " AND d.path = ?2)" \
+	" OR (" PG_PRE("d.path") " BETWEEN " PG_PRE("?3::bytea") " AND " PG_PRE("?4::bytea") \
+	" AND d.path > ?3 AND d.path < ?4)" \
+	" OR (" PG_PRE("d.path") " BETWEEN " PG_PRE("?5::bytea") " AND " PG_PRE("?6::bytea") \
+	" AND d.path > ?5 AND d.path < ?6))" \
+	ONLINE_DIR
+/* the content's files that a scan with thumbnails must read again: at or
+ * below a root (DIR_UNDER's ?1..?6), an image, a RAW file or a video,
+ * whose content has no thumbnail nor a note of maker version ?7 or later */
+#define THUMBS_WANTED(under) \
+	"UPDATE files SET recheck = 1 WHERE recheck = 0 AND state IN ('ok', 'error') AND md5 IS NOT NULL" \
+	" AND media IN ('image', 'raw', 'video')" \
+	" AND dir_id IN (SELECT d.id FROM dirs d WHERE " under ")" \
+	" AND NOT EXISTS (SELECT 1 FROM thumbs t WHERE t.md5 = files.md5 AND t.size = files.size" \
+	" AND (t.note IS NULL OR t.version >= ?7))"
+
 /* a directory's row, by its volume and path: what a listing that failed
  * does not know, the row keeps; a directory --quick did not list keeps the
  * run that did */
@@ -199,10 +226,7 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		"SELECT f.id, f.name, f.dev, f.ino, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.state,"
 		" f.md5, f.recheck, d.path, d.fsid FROM files f JOIN dirs d ON d.id = f.dir_id"
 		" WHERE f.dev = ?1 AND f.ino IN (" SET_PARAMS ")" ONLINE_DIR,
-	[ST_DIRS_UNDER] =
-		"SELECT d.id, d.path, d.state FROM dirs d WHERE d.state <> 'missing' AND"
-		" (d.path = ?1 OR d.path = ?2 OR (d.path > ?3 AND d.path < ?4) OR (d.path > ?5 AND d.path < ?6))"
-		ONLINE_DIR,
+	[ST_DIRS_UNDER] = "SELECT d.id, d.path, d.state FROM dirs d WHERE " DIR_UNDER,
 	[ST_HAS_DEV] = "SELECT 1 FROM files f JOIN dirs d ON d.id = f.dir_id WHERE f.dev = ?1" ONLINE_DIR " LIMIT 1",
 	/* as listed by a run that finished */
 	[ST_DIR_STAT] =
@@ -221,6 +245,28 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		"INSERT INTO volumes (kind, ident, uuid, label, fstype, source, mount_point, mount_root, dev,"
 		" is_online, first_seen_at, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, ?10)"
 		" RETURNING id",
+	/* a content's thumbnail; a note gives way to a thumbnail, never the
+	 * other way */
+	[ST_THUMB_PUT] =
+		"INSERT INTO thumbs (md5, size, version, source, note, large_width, large_height, large_jpeg,"
+		" xlarge_width, xlarge_height, xlarge_jpeg, made_at)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+		" ON CONFLICT (md5, size) DO UPDATE SET version = excluded.version, source = excluded.source,"
+		" note = excluded.note, large_width = excluded.large_width, large_height = excluded.large_height,"
+		" large_jpeg = excluded.large_jpeg, xlarge_width = excluded.xlarge_width,"
+		" xlarge_height = excluded.xlarge_height, xlarge_jpeg = excluded.xlarge_jpeg, made_at = excluded.made_at"
+		" WHERE thumbs.note IS NOT NULL",
+	/* content ?1 of size ?2, when no file has it any more */
+	[ST_THUMB_DROP] =
+		"DELETE FROM thumbs WHERE md5 = ?1 AND size = ?2"
+		" AND NOT EXISTS (SELECT 1 FROM files f WHERE f.md5 = ?1 AND f.size = ?2)",
+	[ST_THUMBS_DROP_UNUSED] =
+		"DELETE FROM thumbs WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.md5 = thumbs.md5 AND f.size = thumbs.size)",
+	[ST_THUMBS_WANTED] = THUMBS_WANTED(DIR_UNDER),
+	[ST_THUMBS_ALL] = "SELECT size, md5 FROM thumbs",
+	[ST_THUMBS_SIZE] =
+		"SELECT count(*), coalesce(sum(CASE WHEN note IS NULL THEN 1 ELSE 0 END), 0),"
+		" coalesce(sum(length(large_jpeg) + length(xlarge_jpeg)), 0) FROM thumbs",
 };
 
 /*
@@ -273,17 +319,8 @@ const char *const pix_store_statements_pg[N_STATEMENTS] = {
 		" JOIN scans s ON s.id = d.listed_scan_id"
 		" WHERE d.volume_id = ?1 AND " PG_KEY("d.rel_path") " = " PG_KEY("?3::bytea") " AND d.rel_path = ?3"
 		" AND d.state = 'ok' AND (s.state = 'done' OR s.id = ?2)",
-	/* dirs_by_path is on the first PG_PREFIX bytes: each comparison also
-	 * on those, which x > y and x < y imply */
-	[ST_DIRS_UNDER] =
-		"SELECT d.id, d.path, d.state FROM dirs d WHERE d.state <> 'missing' AND"
-		" ((" PG_PRE("d.path") " = " PG_PRE("?1::bytea") " AND d.path = ?1)"
-		" OR (" PG_PRE("d.path") " = " PG_PRE("?2::bytea") " AND d.path = ?2)"
-		" OR (" PG_PRE("d.path") " BETWEEN " PG_PRE("?3::bytea") " AND " PG_PRE("?4::bytea")
-		" AND d.path > ?3 AND d.path < ?4)"
-		" OR (" PG_PRE("d.path") " BETWEEN " PG_PRE("?5::bytea") " AND " PG_PRE("?6::bytea")
-		" AND d.path > ?5 AND d.path < ?6))"
-		ONLINE_DIR,
+	[ST_DIRS_UNDER] = "SELECT d.id, d.path, d.state FROM dirs d WHERE " PG_DIR_UNDER,
+	[ST_THUMBS_WANTED] = THUMBS_WANTED(PG_DIR_UNDER),
 	[ST_VOLUME_FIND] = "SELECT id FROM volumes WHERE kind = ?1 AND " PG_KEY("ident") " = " PG_KEY("?2::bytea")
 		" AND ident = ?2",
 	[ST_VOLUME_INSERT] =

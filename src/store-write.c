@@ -463,11 +463,16 @@ static gboolean put_content(PixStore *s, PixItem *item, GError **error)
 	if (!put_meta(s, item->row_id, item->meta, FALSE, error))
 		return FALSE;
 	gboolean is_same = item->has_md5 && item->has_old_md5 && memcmp(item->md5, item->old_md5, 16) == 0;
+	/* the old content's thumbnail, if this was its last file */
+	if (item->has_old_md5 && (!is_same || item->st.size_bytes != item->old_st.size_bytes) &&
+	    !pix_store_drop_thumb(s, item->old_md5, item->old_st.size_bytes, error))
+		return FALSE;
 	/* a move already said the file is back: its re-read adds nothing */
 	gboolean is_back = !item->was_missing || item->action == PIX_ACT_MOVE;
 	if (is_same && is_back && item->st.size_bytes == item->old_st.size_bytes &&
-	    item->st.mtime_ns == item->old_st.mtime_ns && item->error == NULL) {
-		/* a recheck (recent mtime, earlier) found nothing new */
+	    item->st.mtime_ns == item->old_st.mtime_ns && (item->error == NULL) == !item->was_error) {
+		/* a recheck (recent mtime, earlier; a thumbnail wanted) found
+		 * nothing new: the same content, as damaged as it was */
 		if (item->action == PIX_ACT_CHANGE)
 			count(s, PIX_N_UNCHANGED, 1);
 		return TRUE;
@@ -634,6 +639,10 @@ static gboolean store_put(PixStore *s, PixItem *item, GHashTable *candidates, gb
 	default:
 		g_assert_not_reached();
 	}
+	/* a thumbnail of a file that was not read (vanished, failed) would
+	 * belong to no content */
+	if (ok && item->thumb != NULL && item->has_md5 && !item->is_vanished)
+		ok = pix_store_put_thumb(s, item, error);
 	if (!ok) {
 		pix_store_rollback_batch(s);
 		return FALSE;

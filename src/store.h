@@ -155,6 +155,25 @@ gboolean pix_store_end_pass(PixStore *s, GError **error);
  */
 gboolean pix_store_begin_pass(PixStore *s, GError **error);
 
+/*
+ * For a scan with thumbnails (thumb.h): flags for reading again the files
+ * at or below `roots` (canonical paths) that are images, RAW files or
+ * videos whose content (MD5 and size) has no thumbnail, nor a note of this
+ * maker's version saying why none can be made.  Committed at once.
+ */
+gboolean pix_store_want_thumbs(PixStore *s, char **roots, GError **error);
+
+/* What the thumbnails table holds (status). */
+typedef struct {
+	gint64 n_contents;      /* rows: contents a scan with thumbnails read */
+	gint64 n_thumbs;        /* of them, with a thumbnail (the rest: a note) */
+	gint64 bytes;           /* the renditions' JPEG bytes */
+} PixThumbsSize;
+gboolean pix_store_thumbs_size(PixStore *s, PixThumbsSize *out, GError **error);
+/* Every content the thumbnails table has a row of, notes too (transfer
+ * full, sealed), or NULL with `error` set. */
+PixThumbIndex *pix_store_thumb_index(PixStore *s, GError **error);
+
 /* The id (scans.id) of the run begun by pix_store_begin_scan(), or 0. */
 gint64 pix_store_run_id(PixStore *s);
 /* Commits the open batch, if any. */
