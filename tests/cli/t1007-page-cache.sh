@@ -35,10 +35,15 @@ test_expect_success 'by default, the files read are not left in the page cache' 
 	test "$(resident_bytes $dir/*.bin)" -lt 1000000
 '
 
+# Nearly all of it: a page or two reclaimed between the scan and fincore
+# (a busy machine) is not the program's doing; the default leaves none.
 test_expect_success '--keep-cache leaves them there' '
 	dir=$(cat dir) && catalog_rm "$DB" && drop &&
-	px scan --db "$DB" -q --keep-cache $dir &&
-	test "$(resident_bytes $dir/*.bin)" -ge 32000000
+	px scan --db "$DB" --json --keep-cache $dir >out.json &&
+	test "$(jq .new out.json)" = 4 &&
+	res=$(resident_bytes $dir/*.bin) &&
+	echo "resident after --keep-cache: $res bytes of 32000000" &&
+	test "$res" -ge 30000000
 '
 
 test_expect_success 'cleanup' '
