@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 PixDir *pix_dir_new(const char *path)
 {
@@ -47,10 +48,13 @@ void pix_dir_unref(PixDir *d)
 
 PixItem *pix_item_new(PixAction action, PixDir *dir, const char *name)
 {
-	PixItem *item = g_new0(PixItem, 1);
+	/* the name in the item's own block: one allocation a file, not two */
+	gsize name_bytes = name != NULL ? strlen(name) + 1 : 0;
+	PixItem *item = g_malloc0(sizeof *item + name_bytes);
 	item->action = action;
 	item->dir = pix_dir_ref(dir);
-	item->name = g_strdup(name);
+	if (name != NULL)
+		item->name = memcpy(item + 1, name, name_bytes);
 	return item;
 }
 
@@ -59,7 +63,6 @@ void pix_item_free(PixItem *item)
 	if (item == NULL)
 		return;
 	pix_dir_unref(item->dir);
-	g_free(item->name);
 	g_free(item->old_path);
 	pix_meta_free(item->meta);
 	pix_thumb_free(item->thumb);
@@ -91,6 +94,17 @@ void pix_stat_from(PixStat *out, const struct stat *st)
 	out->size_bytes = (gint64)st->st_size;
 	out->mtime_ns = (gint64)st->st_mtim.tv_sec * G_GINT64_CONSTANT(1000000000) + st->st_mtim.tv_nsec;
 	out->ctime_ns = (gint64)st->st_ctim.tv_sec * G_GINT64_CONSTANT(1000000000) + st->st_ctim.tv_nsec;
+}
+
+void pix_stat_from_statx(PixStat *out, const struct statx *sx)
+{
+	G_STATIC_ASSERT(PIX_STATX_MASK == (STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME));
+	out->dev = (guint64)makedev(sx->stx_dev_major, sx->stx_dev_minor);
+	out->ino = sx->stx_ino;
+	out->mode = sx->stx_mode;
+	out->size_bytes = (gint64)sx->stx_size;
+	out->mtime_ns = sx->stx_mtime.tv_sec * G_GINT64_CONSTANT(1000000000) + sx->stx_mtime.tv_nsec;
+	out->ctime_ns = sx->stx_ctime.tv_sec * G_GINT64_CONSTANT(1000000000) + sx->stx_ctime.tv_nsec;
 }
 
 gboolean pix_stat_same(const PixStat *a, const PixStat *b)

@@ -118,7 +118,8 @@ typedef struct PixItem PixItem;
 struct PixItem {
 	PixAction action;
 	PixDir *dir;            /* (transfer full: one reference) */
-	char *name;             /* entry name, bytes (owned); NULL for PIX_ACT_DIR */
+	char *name;             /* entry name, bytes, in the item's own block
+	                           (never reassigned); NULL for PIX_ACT_DIR */
 	gint64 row_id;          /* catalog row for CHANGE/MOVE/MISSING, else 0 */
 	PixStat st;             /* as walked, then as read (fstat of the open fd) */
 
@@ -171,6 +172,14 @@ void pix_item_set_error(PixItem *item, const char *fmt, ...) G_GNUC_PRINTF(2, 3)
 /* Fills a PixStat from a struct stat. */
 struct stat;
 void pix_stat_from(PixStat *out, const struct stat *st);
+/* What a statx(2) must ask for to fill a PixStat (STATX_TYPE, MODE, INO,
+ * SIZE, MTIME and CTIME: not the access time, which a read makes stale,
+ * so that a network file system answers from what it knows instead of
+ * asking its server again). */
+#define PIX_STATX_MASK 0x000003c3u
+/* Fills a PixStat from a struct statx that has PIX_STATX_MASK. */
+struct statx;
+void pix_stat_from_statx(PixStat *out, const struct statx *sx);
 /* Whether two stats describe the same file in the same state (device,
  * inode, size, mtime and ctime to the nanosecond). */
 gboolean pix_stat_same(const PixStat *a, const PixStat *b);
