@@ -134,6 +134,17 @@ qdb() {
 	sh "$PIX_PGC" psql "$c" -A -t -q -F "$sep" "$@"
 }
 
+# sound [CATALOG]: the SQLite catalog (default $DB) is sound: its file
+# (integrity_check ok), and every row it names is there (foreign_key_check
+# finds nothing: photoidx's writer does not enforce foreign keys row by
+# row, these checks do).  PostgreSQL's server enforces its own: nothing
+# to run there.
+sound() {
+	backend_is sqlite || return 0
+	test "$(qdb "${1:-$DB}" "pragma integrity_check")" = ok &&
+	test -z "$(qdb "${1:-$DB}" "pragma foreign_key_check")"
+}
+
 # catalog_rm CATALOG...: no such catalogs any more (rm -f CATALOG* on SQLite)
 catalog_rm() {
 	if backend_is sqlite; then

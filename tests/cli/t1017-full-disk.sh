@@ -109,7 +109,7 @@ current_sums() {
 # it describes, the rows of file `kept` (md5  path) still there, and ls
 # reads them all
 is_sound() {
-	test "$(qc "$1" "pragma integrity_check")" = ok &&
+	test "$(qc "$1" "pragma integrity_check")" = ok && test -z "$(qc "$1" "pragma foreign_key_check")" &&
 	test "$(qc "$1" "select count(*) from scans where state = 'running'")" = 0 &&
 	test "$(qc "$1" "select state || ' ' || exit_status from scans order by id desc limit 1")" = "$2" &&
 	current_sums "$1" >sums &&
@@ -127,7 +127,7 @@ is_complete() {
 	md5sum -c --quiet sums &&
 	test "$(wc -l <sums)" = "$(find "$2" -type f | wc -l)" &&
 	test "$(cut -c35- sums | sort -u | wc -l)" = "$(wc -l <sums)" &&
-	test "$(qc "$1" "pragma integrity_check")" = ok &&
+	test "$(qc "$1" "pragma integrity_check")" = ok && test -z "$(qc "$1" "pragma foreign_key_check")" &&
 	test "$(qc "$1" "select count(*) from scans where state = 'running'")" = 0
 }
 
@@ -223,7 +223,7 @@ full_disk_tests() {
 				is_complete "$C" lib/a
 			else
 				test $rc = 2 && full_error "$C" &&
-				test "$(qc "$C" "pragma integrity_check")" = ok &&
+				test "$(qc "$C" "pragma integrity_check")" = ok && test -z "$(qc "$C" "pragma foreign_key_check")" &&
 				case $runs in "failed 2"|"") ;; *) false ;; esac
 			fi &&
 			echo "$rc $(qc "$C" "select count(*) from files") $(((room - 256) * 100 / ref_kib))" >>outcomes &&

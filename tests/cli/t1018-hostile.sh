@@ -478,7 +478,7 @@ test_expect_success 'ls --errors lists exactly the hostile files' '
 
 test_sqlite_only 'PRAGMA integrity_check checks the SQLite file'
 test_expect_success 'the catalog is sound' '
-	test "$(q "pragma integrity_check")" = ok
+	sound
 '
 
 test_done
