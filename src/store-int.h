@@ -239,6 +239,8 @@ struct PixStore {
 	                           to log.h's counters when it commits */
 	GArray *dirty;          /* Dirty: the paths of the files the open
 	                           batch wrote, for relink() at commit */
+	GStringChunk *dirty_names; /* their names: one arena for the batch,
+	                           not an allocation a file */
 	GHashTable *volume_ids; /* "kind\tident" (owned) -> volumes.id, as
 	                           committed or written by the open batch */
 	GHashTable *unknown_devs; /* st_dev the mount table lacked once: read
@@ -275,6 +277,10 @@ PixStmt *pix_store_stmt(PixStore *s, StatementId id, GError **error);
 gboolean pix_store_prepare_all(PixStore *s, guint *n, GError **error);
 gint64 pix_store_now(void);
 gboolean pix_store_check(PixStore *s);
+/* Forgets the files marked dirty (the batch is gone, or relinked). */
+void pix_store_dirty_reset(PixStore *s);
+/* Frees what marking them took (when the store closes). */
+void pix_store_dirty_free(PixStore *s);
 /* Forgets what the store kept of its open batch (the batch itself rolled
  * back, or gone with its connection): counts, dirty paths, change-log
  * entries, the volume ids it wrote. */

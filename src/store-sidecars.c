@@ -19,23 +19,19 @@
 /* A file the batch wrote, by its path (its row id may be new). */
 typedef struct {
 	gint64 dir_id;
-	char *name;             /* bytes (owned) */
+	const char *name;       /* bytes, in PixStore.dirty_names */
 } Dirty;
-
-static void dirty_clear(gpointer p)
-{
-	g_free(((Dirty *)p)->name);
-}
 
 void pix_store_mark_dirty(PixStore *s, const PixItem *item)
 {
 	if (s->dirty == NULL) {
 		s->dirty = g_array_new(FALSE, FALSE, sizeof(Dirty));
-		g_array_set_clear_func(s->dirty, dirty_clear);
+		s->dirty_names = g_string_chunk_new(64 * 1024);
 	}
-	Dirty d = { item->dir->id, g_strdup(item->name) };
+	Dirty d = { item->dir->id, g_string_chunk_insert(s->dirty_names, item->name) };
 	g_array_append_val(s->dirty, d);
 }
+
 
 /* Runs statement `id` with `v` bound to ?1. */
 static gboolean run_with(PixStore *s, StatementId id, gint64 v, GError **error)
@@ -153,6 +149,6 @@ gboolean pix_store_relink(PixStore *s, GError **error)
 	while (g_hash_table_iter_next(&iter, &key, NULL))
 		if (!relink_image(s, *(gint64 *)key, error))
 			return FALSE;
-	g_array_set_size(s->dirty, 0);
+	pix_store_dirty_reset(s);
 	return TRUE;
 }

@@ -352,12 +352,27 @@ static gboolean dir_id_from(gpointer key, gpointer value, gpointer first)
 	return (gint64)GPOINTER_TO_SIZE(value) >= *(const gint64 *)first;
 }
 
+void pix_store_dirty_reset(PixStore *s)
+{
+	if (s->dirty == NULL)
+		return;
+	g_array_set_size(s->dirty, 0);
+	g_string_chunk_clear(s->dirty_names);
+}
+
+void pix_store_dirty_free(PixStore *s)
+{
+	if (s->dirty == NULL)
+		return;
+	g_array_free(g_steal_pointer(&s->dirty), TRUE);
+	g_string_chunk_free(g_steal_pointer(&s->dirty_names));
+}
+
 void pix_store_batch_gone(PixStore *s)
 {
 	s->in_batch = FALSE;
 	memset(s->counts, 0, sizeof s->counts);
-	if (s->dirty != NULL)
-		g_array_set_size(s->dirty, 0);
+	pix_store_dirty_reset(s);
 	if (s->pg_changes != NULL)
 		g_array_set_size(s->pg_changes, 0);
 	/* volumes the batch inserted are gone with it, and so are its new

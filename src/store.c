@@ -102,8 +102,7 @@ void pix_store_free(PixStore *s)
 	g_strfreev(s->roots);
 	if (s->rates != NULL)
 		g_array_free(s->rates, TRUE);
-	if (s->dirty != NULL)
-		g_array_free(s->dirty, TRUE);
+	pix_store_dirty_free(s);
 	g_clear_pointer(&s->volume_ids, g_hash_table_destroy);
 	g_clear_pointer(&s->unknown_devs, g_hash_table_destroy);
 	g_clear_pointer(&s->dir_ids, g_hash_table_destroy);
