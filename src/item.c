@@ -179,6 +179,11 @@ void pix_meta_fill(PixMeta *dst, const PixMeta *src)
 		dst->osdb_hash = src->osdb_hash;
 		dst->has_osdb_hash = src->has_osdb_hash;
 	}
+	if (src->tags != NULL) {
+		if (dst->tags == NULL)
+			dst->tags = pix_tags_new();
+		pix_tags_fill(dst->tags, src->tags);
+	}
 #undef STR
 #undef NUM
 #undef INT
@@ -196,6 +201,7 @@ void pix_meta_free(PixMeta *m)
 	g_free(m->gps_time);
 	g_free(m->gps_direction_ref);
 	g_free(m->description);
+	pix_tags_free(m->tags);
 	g_free(m);
 }
 

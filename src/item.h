@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tags.h"
 #include "thumb.h"
 
 /* What the store must do with an item. */
@@ -111,6 +112,9 @@ typedef struct {
 	                       the 64-bit little-endian sums of the first and
 	                       last 64 KiB); valid when has_osdb_hash */
 	gboolean has_osdb_hash;
+	PixTags *tags;      /* the photographer's metadata (XMP, IPTC): keywords,
+	                       people, rating, texts; NULL when the file has none
+	                       (owned; finished by pix_meta_parser_finish()) */
 } PixMeta;
 
 typedef struct PixItem PixItem;
@@ -187,7 +191,8 @@ gboolean pix_stat_same(const PixStat *a, const PixStat *b);
 PixMeta *pix_meta_new(void);
 void pix_meta_free(PixMeta *m);
 /* Fills the fields unknown in `dst` (NULL, NAN, -1) from `src`; GPS
- * latitude and longitude as one value. */
+ * latitude and longitude as one value; the tags (both not yet finished)
+ * as pix_tags_fill() does. */
 void pix_meta_fill(PixMeta *dst, const PixMeta *src);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixItem, pix_item_free)

@@ -72,6 +72,10 @@
 static const guint8 canon_uuid[16] = {
 	0x85, 0xc0, 0xb6, 0x87, 0x82, 0x0f, 0x11, 0xe0, 0x81, 0x11, 0xf4, 0xce, 0x46, 0x2b, 0x6a, 0x48,
 };
+/* Adobe's XMP box (CR3, MP4): BE7ACFCB-97A9-42E8-9C71-999491E3AFAC */
+static const guint8 xmp_uuid[16] = {
+	0xbe, 0x7a, 0xcf, 0xcb, 0x97, 0xa9, 0x42, 0xe8, 0x9c, 0x71, 0x99, 0x94, 0x91, 0xe3, 0xaf, 0xac,
+};
 
 typedef enum {
 	MODE_VIDEO,
@@ -566,7 +570,7 @@ static void read_exif_item(Bmff *b, const guint8 *data, gsize len)
 
 static void read_xmp_item(Bmff *b, const guint8 *data, gsize len)
 {
-	pix_meta_read_xmp(data, len, b->m);
+	pix_meta_read_xmp_in(b->s, data, len, b->m, NULL);
 }
 
 /* One extent of an item arrived; the item is read once all have. */
@@ -737,7 +741,12 @@ static Action action_for(const Bmff *b, gint parent, guint32 type, const guint8 
 		/* HEIF's item 'meta' is kept whole; QuickTime's is walked */
 		return parent == 0 && b->mode == MODE_HEIF ? KEEP : b->mode == MODE_VIDEO ? DESCEND : SKIP;
 	case FOURCC('u', 'u', 'i', 'd'):
+		if (uuid != NULL && memcmp(uuid, xmp_uuid, 16) == 0)
+			return parent == 0 && (b->mode == MODE_CR3 || b->mode == MODE_VIDEO) ? KEEP : SKIP;
 		return uuid != NULL && memcmp(uuid, canon_uuid, 16) == 0 ? DESCEND : SKIP;
+	case FOURCC('X', 'M', 'P', '_'):
+		/* QuickTime's XMP, in the movie's user data */
+		return b->mode == MODE_VIDEO && ptype == FOURCC('u', 'd', 't', 'a') ? KEEP : SKIP;
 	case FOURCC('i', 'l', 's', 't'):
 		return b->mode == MODE_VIDEO ? DESCEND : SKIP;
 	case FOURCC('m', 'v', 'h', 'd'):
@@ -840,7 +849,9 @@ static void on_leaf(PixStream *s, void *ctx, guint64 arg, guint64 off, const gui
 		read_exif_payload(b, p, n, "corrupt JPEG XL: bad 'Exif' box");
 		break;
 	case FOURCC('x', 'm', 'l', ' '):
-		pix_meta_read_xmp(p, n, b->m);
+	case FOURCC('X', 'M', 'P', '_'):
+	case FOURCC('u', 'u', 'i', 'd'):        /* the XMP uuid alone is kept */
+		pix_meta_read_xmp_in(b->s, p, n, b->m, NULL);
 		break;
 	case FOURCC('j', 'x', 'l', 'c'):
 		read_jxl_codestream(b, p, n);

@@ -58,9 +58,44 @@ extern const PixContainer pix_container_xmp;     /* meta-xmp.c: XMP sidecars */
  * stores the Exif and GPS directories as TIFF blocks of their own.
  */
 void pix_meta_read_tiff(PixStream *s, const guint8 *tiff, gsize len, PixTiffRole role, PixMeta *m);
-/* An XMP packet found inside a container: its fields into `m` (unknown
- * fields only). */
+/*
+ * An XMP packet found inside a container: its fields into `m` (unknown
+ * fields only; the photographer's into m->tags, made when needed), what
+ * is wrong with it recorded on `s` as a problem ("corrupt XMP: ...";
+ * NULL: not recorded).  *guid (when `guid` is not NULL): the GUID of its
+ * extended packet (xmpNote:HasExtendedXMP), or NULL (transfer full).
+ */
+void pix_meta_read_xmp_in(PixStream *s, const guint8 *xmp, gsize len, PixMeta *m, char **guid);
+/* The same, its problems not recorded (tests). */
 void pix_meta_read_xmp(const guint8 *xmp, gsize len, PixMeta *m);
+/*
+ * Finishes m->tags (pix_tags_finish()) once every place of the file was
+ * read, dropping them when they hold no value.  Returns what was dropped
+ * as out of bounds or unusable (transfer full), or NULL.
+ */
+char *pix_meta_finish_tags(PixMeta *m);
+
+/* meta-iptc.c: an IPTC-IIM block (records 1 and 2): its fields into
+ * m->tags where still unknown (XMP is read first and wins), 2:55 and 2:60
+ * as the date when `m` has none ("IPTC DateCreated"); damage and a
+ * character set not known recorded on `s` (may be NULL). */
+void pix_meta_read_iptc(PixStream *s, const guint8 *iim, gsize len, PixMeta *m);
+/* Photoshop image resources (JPEG APP13 after "Photoshop 3.0\0", TIFF tag
+ * 34377): the IIM of resource 0x0404, as above.  FALSE when there is none. */
+gboolean pix_meta_read_irb(PixStream *s, const guint8 *irb, gsize len, PixMeta *m);
+
+/* meta-xmpext.c: a JPEG's ExtendedXMP, put together from its APP1 parts. */
+typedef struct PixXmpExt PixXmpExt;
+PixXmpExt *pix_xmp_ext_new(void);
+/* Accepts NULL. */
+void pix_xmp_ext_free(PixXmpExt *x);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixXmpExt, pix_xmp_ext_free)
+/* One part: the segment's payload after "http://ns.adobe.com/xmp/extension/\0"
+ * (GUID, full length, offset, bytes).  Bounded: see meta-xmpext.c. */
+void pix_xmp_ext_add(PixXmpExt *x, const guint8 *data, gsize len);
+/* The extended packet `guid` names, whole (transfer full); NULL when it
+ * is not there or not whole, with *problem saying why (transfer full). */
+GBytes *pix_xmp_ext_take(PixXmpExt *x, const char *guid, char **problem);
 /*
  * The EXIF block (a TIFF, without "Exif\0\0") and XMP packet a container
  * captured (each may be NULL), read as above after the container set the
@@ -78,6 +113,9 @@ typedef struct {
 	GBytes *exif;           /* the first APP1 "Exif\0\0" payload, or NULL (owned) */
 	GBytes *xmp;            /* the first APP1 XMP packet, without its
 	                           "http://ns.adobe.com/xap/1.0/\0" header, or NULL (owned) */
+	PixXmpExt *xmp_ext;     /* the ExtendedXMP parts, or NULL (owned) */
+	GBytes *irb;            /* the APP13 "Photoshop 3.0" segments' resources,
+	                           joined, or NULL (owned) */
 	char *error;            /* what is wrong with the structure, or NULL (owned) */
 } PixJpegInfo;
 

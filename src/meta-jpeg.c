@@ -2,11 +2,12 @@
  * meta-jpeg.c: a JPEG's marker structure, parsed as a stream (see meta.h).
  *
  * Reads the bytes it is fed; keeps the first EXIF APP1 payload and the
- * first XMP APP1 packet (each at most 65,533 bytes, a segment's limit), the
- * first SOFn's dimensions, and whether the stream reached its end-of-image
- * marker.  Runs on a hash thread.  Extended XMP (a packet continued in
- * further APP1 segments) is not kept: what a catalog needs is in the main
- * packet.
+ * first XMP APP1 packet (each at most 65,533 bytes, a segment's limit),
+ * the parts of an ExtendedXMP (APP1 segments of their own, put together
+ * by meta-xmpext.c), the Photoshop resources of the APP13 segments (which
+ * hold the IPTC-IIM; at most MAX_IRB bytes in all), the first SOFn's
+ * dimensions, and whether the stream reached its end-of-image marker.
+ * Runs on a hash thread.
  *
  * A JPEG is a sequence of marker segments; after SOS comes entropy-coded
  * data in which 0xFF is always followed by 0x00 (stuffing) or a restart
@@ -17,8 +18,9 @@
  *
  * Invariants:
  *  1. The parser never reads outside the buffer it is fed and never keeps
- *     more than MAX_CAPTURE bytes per segment it captures (at most three:
- *     the one being read, the EXIF payload, the XMP packet), whatever
+ *     more than MAX_CAPTURE bytes per segment it captures (the one being
+ *     read, the EXIF payload, the XMP packet), MAX_IRB bytes of APP13
+ *     resources, and what meta-xmpext.c bounds of ExtendedXMP, whatever
  *     segment lengths the file claims.
  *  2. Once in J_DONE or J_FAILED, further input is ignored.
  */
@@ -35,6 +37,13 @@
 /* what opens an APP1 segment holding the (main) XMP packet */
 #define XMP_HEADER "http://ns.adobe.com/xap/1.0/"
 #define XMP_HEADER_LEN sizeof(XMP_HEADER)   /* with its NUL */
+/* what opens an APP1 segment holding a part of an ExtendedXMP */
+#define XMP_EXT_HEADER "http://ns.adobe.com/xmp/extension/"
+#define XMP_EXT_HEADER_LEN sizeof(XMP_EXT_HEADER)
+/* what opens an APP13 segment of Photoshop resources (IPTC-IIM inside) */
+#define IRB_HEADER "Photoshop 3.0"
+#define IRB_HEADER_LEN sizeof(IRB_HEADER)
+#define MAX_IRB (1u << 20)
 #define MAX_EXTRANEOUS (1 << 20) /* junk bytes between segments before giving up */
 
 typedef enum {
@@ -54,6 +63,7 @@ typedef enum {
 typedef enum {
 	CAPTURE_NONE,
 	CAPTURE_APP1,
+	CAPTURE_APP13,
 	CAPTURE_SOF,
 } Capture;
 
@@ -73,6 +83,8 @@ struct PixJpegParser {
 	gint64 height_px;
 	GBytes *exif;
 	GBytes *xmp;            /* the packet, without XMP_HEADER */
+	PixXmpExt *xmp_ext;     /* ExtendedXMP parts, or NULL */
+	GByteArray *irb;        /* APP13 resources, without IRB_HEADER, or NULL */
 	char *error;
 };
 
@@ -93,6 +105,9 @@ void pix_jpeg_parser_free(PixJpegParser *p)
 		g_bytes_unref(p->exif);
 	if (p->xmp != NULL)
 		g_bytes_unref(p->xmp);
+	pix_xmp_ext_free(p->xmp_ext);
+	if (p->irb != NULL)
+		g_byte_array_unref(p->irb);
 	g_free(p->error);
 	g_free(p);
 }
@@ -103,6 +118,9 @@ void pix_jpeg_info_clear(PixJpegInfo *info)
 		g_bytes_unref(info->exif);
 	if (info->xmp != NULL)
 		g_bytes_unref(info->xmp);
+	pix_xmp_ext_free(info->xmp_ext);
+	if (info->irb != NULL)
+		g_bytes_unref(info->irb);
 	g_free(info->error);
 	memset(info, 0, sizeof *info);
 }
@@ -135,8 +153,10 @@ static void start_body(PixJpegParser *p)
 {
 	p->capture = CAPTURE_NONE;
 	p->buf_len = 0;
-	if (p->marker == 0xE1 && (p->exif == NULL || p->xmp == NULL))
+	if (p->marker == 0xE1)
 		p->capture = CAPTURE_APP1;
+	else if (p->marker == 0xED && (p->irb == NULL || p->irb->len < MAX_IRB))
+		p->capture = CAPTURE_APP13;
 	else if (is_sof(p->marker) && p->width_px < 0)
 		p->capture = CAPTURE_SOF;
 	if (p->capture != CAPTURE_NONE && p->buf_cap < p->seg_left) {
@@ -155,6 +175,18 @@ static void end_body(PixJpegParser *p)
 	if (p->capture == CAPTURE_APP1 && p->xmp == NULL && p->buf_len >= XMP_HEADER_LEN &&
 	    memcmp(p->buf, XMP_HEADER, XMP_HEADER_LEN) == 0)
 		p->xmp = g_bytes_new(p->buf + XMP_HEADER_LEN, p->buf_len - XMP_HEADER_LEN);
+	if (p->capture == CAPTURE_APP1 && p->buf_len >= XMP_EXT_HEADER_LEN &&
+	    memcmp(p->buf, XMP_EXT_HEADER, XMP_EXT_HEADER_LEN) == 0) {
+		if (p->xmp_ext == NULL)
+			p->xmp_ext = pix_xmp_ext_new();
+		pix_xmp_ext_add(p->xmp_ext, p->buf + XMP_EXT_HEADER_LEN, p->buf_len - XMP_EXT_HEADER_LEN);
+	}
+	if (p->capture == CAPTURE_APP13 && p->buf_len >= IRB_HEADER_LEN && memcmp(p->buf, IRB_HEADER, IRB_HEADER_LEN) == 0) {
+		if (p->irb == NULL)
+			p->irb = g_byte_array_new();
+		gsize take = MIN(p->buf_len - IRB_HEADER_LEN, MAX_IRB - p->irb->len);
+		g_byte_array_append(p->irb, p->buf + IRB_HEADER_LEN, (guint)take);
+	}
 	if (p->capture == CAPTURE_SOF && p->buf_len >= 5) {
 		/* precision (1), height (2), width (2), ... */
 		p->height_px = (p->buf[1] << 8) | p->buf[2];
@@ -422,5 +454,8 @@ void pix_jpeg_parser_finish(PixJpegParser *p, PixJpegInfo *info)
 	info->height_px = p->height_px;
 	info->exif = g_steal_pointer(&p->exif);
 	info->xmp = g_steal_pointer(&p->xmp);
+	info->xmp_ext = g_steal_pointer(&p->xmp_ext);
+	if (p->irb != NULL)
+		info->irb = g_byte_array_free_to_bytes(g_steal_pointer(&p->irb));
 	info->error = g_steal_pointer(&p->error);
 }

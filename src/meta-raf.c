@@ -126,7 +126,12 @@ static void raf_finish(void *state, PixStream *s, PixMeta *m)
 	if (info.xmp != NULL) {
 		gsize len;
 		const guint8 *xmp = g_bytes_get_data(info.xmp, &len);
-		pix_meta_read_xmp(xmp, len, m);
+		pix_meta_read_xmp_in(s, xmp, len, m, NULL);
+	}
+	if (info.irb != NULL) {
+		gsize len;
+		const guint8 *irb = g_bytes_get_data(info.irb, &len);
+		pix_meta_read_irb(s, irb, len, m);
 	}
 	pix_jpeg_info_clear(&info);
 }

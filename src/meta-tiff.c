@@ -238,6 +238,7 @@ static void tiff_free(void *state)
 	g_array_free(t->asked, TRUE);
 	g_array_free(t->misses, TRUE);
 	g_free(t->make);
+	pix_tiff_kind_clear(&t->kind);
 	g_free(t);
 }
 
@@ -267,6 +268,19 @@ static void tiff_finish(void *state, PixStream *s, PixMeta *m)
 		pix_stream_problem(s, "corrupt TIFF structure: %s", damage);
 	pix_tiff_read(get_bytes, t, size, PIX_TIFF_ROLE_MAIN, m, &t->kind);
 	t->make = g_strdup(m->make);
+	/* the photographer's metadata, after EXIF: XMP, then IPTC-IIM (the
+	 * IPTC tag, else Photoshop's resources) for what it does not say */
+	if (t->kind.xmp != NULL) {
+		const guint8 *xmp = g_bytes_get_data(t->kind.xmp, &len);
+		pix_meta_read_xmp_in(s, xmp, len, m, NULL);
+	}
+	if (t->kind.iptc != NULL) {
+		const guint8 *iim = g_bytes_get_data(t->kind.iptc, &len);
+		pix_meta_read_iptc(s, iim, len, m);
+	} else if (t->kind.irb != NULL) {
+		const guint8 *irb = g_bytes_get_data(t->kind.irb, &len);
+		pix_meta_read_irb(s, irb, len, m);
+	}
 	if (t->kind.data.end > size)
 		pix_stream_problem(s, "truncated TIFF: its image data (a %s at offset %" G_GUINT64_FORMAT ") ends at byte %"
 		                   G_GUINT64_FORMAT ", past the end of the file (%" G_GUINT64_FORMAT " bytes)",

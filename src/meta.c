@@ -294,7 +294,7 @@ void pix_meta_read_captured(PixStream *s, GBytes *exif, GBytes *xmp, PixMeta *m)
 	}
 	if (xmp != NULL) {
 		const guint8 *packet = g_bytes_get_data(xmp, &len);
-		pix_meta_read_xmp(packet, len, m);
+		pix_meta_read_xmp_in(s, packet, len, m, NULL);
 	}
 	if (!has_size) {
 		/* EXIF's or XMP's claim is not this image's size */
@@ -307,28 +307,42 @@ static void finish_jpeg(PixMetaParser *mp, PixItem *item)
 {
 	PixJpegInfo info;
 	g_autoptr(PixMeta) m = pix_meta_new();
+	gsize len;
 
 	pix_jpeg_parser_finish(mp->jpeg, &info);
 	m->width_px = info.width_px;
 	m->height_px = info.height_px;
 	if (info.error != NULL)
 		add_error(item, info.error);
+	/* what the metadata blocks say is wrong with them */
+	g_autoptr(PixStream) s = pix_stream_new(0, 0);
 	if (info.exif != NULL) {
-		gsize len;
 		const guint8 *data = g_bytes_get_data(info.exif, &len);
-		g_autoptr(PixStream) s = pix_stream_new(0, 0);
 		/* kept in the APP1 form already: read in place */
 		read_exif_block(s, data, len - 6, PIX_TIFF_ROLE_MAIN, m);
-		g_autofree char *problems = pix_stream_problems(s);
-		if (problems != NULL)
-			add_error(item, problems);
 	}
-	/* XMP fills only what EXIF left unknown: EXIF is the camera's record */
+	/* XMP fills only what EXIF left unknown: EXIF is the camera's record;
+	 * then the extended packet (what did not fit in the main one), then
+	 * the IPTC-IIM (what XMP does not say) */
 	if (info.xmp != NULL) {
-		gsize len;
+		g_autofree char *guid = NULL, *problem = NULL;
 		const guint8 *data = g_bytes_get_data(info.xmp, &len);
-		pix_meta_read_xmp(data, len, m);
+		pix_meta_read_xmp_in(s, data, len, m, &guid);
+		g_autoptr(GBytes) ext = guid != NULL ? pix_xmp_ext_take(info.xmp_ext, guid, &problem) : NULL;
+		if (ext != NULL) {
+			data = g_bytes_get_data(ext, &len);
+			pix_meta_read_xmp_in(s, data, len, m, NULL);
+		} else if (problem != NULL) {
+			pix_stream_problem(s, "corrupt XMP: %s", problem);
+		}
 	}
+	if (info.irb != NULL) {
+		const guint8 *data = g_bytes_get_data(info.irb, &len);
+		pix_meta_read_irb(s, data, len, m);
+	}
+	g_autofree char *problems = pix_stream_problems(s);
+	if (problems != NULL)
+		add_error(item, problems);
 	item->meta = g_steal_pointer(&m);
 	pix_jpeg_info_clear(&info);
 }
@@ -385,6 +399,12 @@ void pix_meta_parser_finish(PixMetaParser *mp, PixItem *item)
 		finish_jpeg(mp, item);
 	else if (mp->stream != NULL)
 		finish_stream(mp, item);
+	/* every place read: the photographer's metadata settled */
+	g_autofree char *note = pix_meta_finish_tags(item->meta);
+	if (note != NULL) {
+		g_autofree char *problem = g_strconcat("photographer's metadata: ", note, NULL);
+		add_error(item, problem);
+	}
 	item->mime = mp->mime;
 	item->media = mp->media;
 }

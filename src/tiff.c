@@ -252,6 +252,7 @@ enum {
 	TAG_JPEG_OFFSET = 0x0201, TAG_JPEG_LENGTH = 0x0202,
 	TAG_GPS_LAT_REF = 1, TAG_GPS_LAT = 2, TAG_GPS_LON_REF = 3, TAG_GPS_LON = 4,
 	TAG_GPS_ALT_REF = 5, TAG_GPS_ALT = 6,
+	TAG_XMP = 0x02bc, TAG_IPTC = 0x83bb, TAG_PHOTOSHOP = 0x8649,
 	/* Panasonic RW2's IFD0 */
 	TAG_RW2_TOP_BORDER = 0x04, TAG_RW2_LEFT_BORDER = 0x05,
 	TAG_RW2_BOTTOM_BORDER = 0x06, TAG_RW2_RIGHT_BORDER = 0x07, TAG_RW2_ISO = 0x17,
@@ -819,6 +820,27 @@ static void read_raw_fields(const Reader *r, const Dir *ifd0, PhaseOne *phase_on
 	pix_meta_set_string(&m->lens, g_steal_pointer(&phase_one->lens));
 }
 
+/* A metadata block of IFD0 (XMP, IPTC, Photoshop resources): its bytes
+ * (copied when `out` is given), asked of the getter either way. */
+static void read_block(const Reader *r, const Entry *e, GBytes **out)
+{
+	guint size = e != NULL ? rd_type_size(e->type) : 0;
+	if (e == NULL || e->value_off == NO_VALUE || size == 0 || e->count == 0 ||
+	    e->count > PIX_TIFF_MAX_BLOCK / size)
+		return;
+	gsize len = (gsize)(e->count * size);
+	const guint8 *p = r->get(r->src, e->value_off, len);
+	if (p != NULL && out != NULL && *out == NULL)
+		*out = g_bytes_new(p, len);
+}
+
+void pix_tiff_kind_clear(PixTiffKind *kind)
+{
+	g_clear_pointer(&kind->xmp, g_bytes_unref);
+	g_clear_pointer(&kind->iptc, g_bytes_unref);
+	g_clear_pointer(&kind->irb, g_bytes_unref);
+}
+
 void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffRole ifd0_role, PixMeta *m, PixTiffKind *kind)
 {
 	Reader r = { .get = get, .src = src, .size = size, .width = { -1, -1 }, .height = { -1, -1 },
@@ -852,6 +874,9 @@ void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffRole ifd0_r
 		r.n_visited = 1;
 		r.visited[0] = off;
 		read_size(&r, &first, &phase_one, m);
+		read_block(&r, dir_find(&first, TAG_XMP), kind != NULL ? &kind->xmp : NULL);
+		read_block(&r, dir_find(&first, TAG_IPTC), kind != NULL ? &kind->iptc : NULL);
+		read_block(&r, dir_find(&first, TAG_PHOTOSHOP), kind != NULL ? &kind->irb : NULL);
 		if (kind != NULL) {
 			kind->is_dng = dir_find(&first, TAG_DNG_VERSION) != NULL;
 			kind->has_raw_data = r.has_raw_data || kind->is_dng || phase_one.width_px > 0;

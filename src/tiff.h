@@ -73,6 +73,10 @@ typedef const guint8 *(*PixTiffGetFn)(void *src, guint64 off, gsize len);
  *
  * Thread-safety: reentrant (no state outside the call).
  *
+ * IFD0's metadata blocks (XMP, IPTC, Photoshop resources) are asked of
+ * `get` whether or not `kind` is given, so that a getter that fetches
+ * what it lacks fetches them too; with `kind`, they are copied there.
+ *
  * `kind` may be NULL; when given (role MAIN), it says whether IFD0 has
  * DNGVersion and whether an image directory holds sensor data (CFA or
  * LinearRaw photometric interpretation, a camera maker's raw compression,
@@ -94,7 +98,15 @@ typedef struct {
 	 * file, as the directories' offsets and byte counts say: past the
 	 * file's end, the file is truncated */
 	PixTiffData data;
+	/* IFD0's metadata blocks (role MAIN, when at hand), each at most
+	 * PIX_TIFF_MAX_BLOCK bytes, or NULL (owned: pix_tiff_kind_clear()):
+	 * XMP (tag 700), IPTC-IIM (33723), Photoshop resources (34377) */
+	GBytes *xmp, *iptc, *irb;
 } PixTiffKind;
+
+#define PIX_TIFF_MAX_BLOCK (4u << 20)
+/* Frees the blocks of `kind` (not `kind` itself). */
+void pix_tiff_kind_clear(PixTiffKind *kind);
 
 void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffRole ifd0, PixMeta *m, PixTiffKind *kind);
 /* The same over `len` bytes in memory. */

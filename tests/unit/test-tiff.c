@@ -999,7 +999,7 @@ static PixTiffKind read_kind(gboolean big, const char *make, gboolean has_dng_ve
 	write_dir(&b, 8, e0, n0, 0, &data);
 	data = 800;
 	write_dir(&b, 600, e1, n1, 0, &data);
-	PixTiffKind kind = { TRUE, TRUE, { 0, 0, NULL } };
+	PixTiffKind kind = { .is_dng = TRUE, .has_raw_data = TRUE };
 	g_autoptr(PixMeta) m = pix_meta_new();
 	pix_tiff_read(get_block, &b, b.len, PIX_TIFF_ROLE_MAIN, m, &kind);
 	g_assert_cmpstr(m->make, ==, make);
@@ -1039,7 +1039,7 @@ static PixTiffKind read_data_end(gboolean big, guint32 tile_off, guint32 tile_le
 	write_dir(&b, 8, e0, G_N_ELEMENTS(e0), 0, &data);
 	data = 800;
 	write_dir(&b, 600, e1, G_N_ELEMENTS(e1), 0, &data);
-	PixTiffKind kind = { FALSE, FALSE, { 0, 0, NULL } };
+	PixTiffKind kind = { 0 };
 	g_autoptr(PixMeta) m = pix_meta_new();
 	pix_tiff_read(get_block, &b, b.len, PIX_TIFF_ROLE_MAIN, m, &kind);
 	g_free(b.data);
