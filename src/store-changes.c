@@ -19,6 +19,17 @@ void pix_store_change_row_clear(gpointer p)
 	PixChangeRow *c = p;
 	g_free(c->old_path);
 	g_free(c->new_path);
+	g_free(c->old_keywords);
+	g_free(c->new_keywords);
+}
+
+void pix_store_change_row_keep(PixChangeRow *kept, const PixChangeRow *c)
+{
+	*kept = *c;
+	kept->old_path = g_strdup(c->old_path);
+	kept->new_path = g_strdup(c->new_path);
+	kept->old_keywords = g_strdup(c->old_keywords);
+	kept->new_keywords = g_strdup(c->new_keywords);
 }
 
 void pix_store_bind_change(PixStore *s, PixStmt *st, const PixChangeRow *c)
@@ -43,6 +54,17 @@ void pix_store_bind_change(PixStore *s, PixStmt *st, const PixChangeRow *c)
 		pix_db_bind_int64(st, 10, c->new_size);
 	if (c->volume_id != 0)
 		pix_db_bind_int64(st, 11, c->volume_id);
+	/* ?12 is PostgreSQL's seq (ST_CHANGE_INSERT_SEQ) */
+	if (c->has_keywords_change) {
+		pix_store_bind_text_or_null(st, 13, c->old_keywords);
+		pix_store_bind_text_or_null(st, 14, c->new_keywords);
+	}
+	if (c->has_rating_change) {
+		if (c->old_rating != -2)
+			pix_db_bind_int64(st, 15, c->old_rating);
+		if (c->new_rating != -2)
+			pix_db_bind_int64(st, 16, c->new_rating);
+	}
 }
 
 gboolean pix_store_put_change_row(PixStore *s, const PixChangeRow *c, GError **error)

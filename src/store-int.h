@@ -72,6 +72,12 @@ typedef enum {
 	ST_META_REPLACE,
 	ST_META_INSERT,
 	ST_META_DELETE,
+	ST_KEYWORD_INSERT,
+	ST_KEYWORDS_DELETE,
+	ST_PERSON_INSERT,
+	ST_PEOPLE_DELETE,
+	ST_IMAGE_TAGS,
+	ST_SIDECAR_TAGGED,
 	ST_CHANGE_INSERT,
 	ST_FIND_DIRS,
 	ST_DIRS_FILES,
@@ -113,6 +119,12 @@ typedef struct {
 	gboolean has_old_md5, has_new_md5, has_old_size, has_new_size;
 	guint8 old_md5[16], new_md5[16];
 	gint64 old_size, new_size;
+	/* a keyword or rating change (schema 0009): is_retagged when either
+	 * differs; then keywords NULL for none, rating -2 for none */
+	gboolean is_retagged;
+	gboolean has_keywords_change, has_rating_change;
+	char *old_keywords, *new_keywords;
+	gint64 old_rating, new_rating;
 } PixChangeRow;
 
 /*
@@ -345,6 +357,44 @@ gboolean pix_store_insert_change_row(PixStore *s, const PixChangeRow *c, GError 
 void pix_store_bind_change(PixStore *s, PixStmt *st, const PixChangeRow *c);
 /* Frees the strings of a kept entry (a GArray clear function). */
 void pix_store_change_row_clear(gpointer p);
+/* `c` as an entry to keep: its strings copied into `kept`. */
+void pix_store_change_row_keep(PixChangeRow *kept, const PixChangeRow *c);
+
+/* --- store-tags.c: the photographer's metadata (schema 0009) --- */
+
+/* A file's keywords (meta.keywords) and rating, as the change log
+ * compares them. */
+typedef struct {
+	char *keywords;         /* (owned) NULL: none */
+	gint64 rating;          /* -2: none */
+	gboolean has_people;    /* it has people rows */
+} PixTagsSeen;
+void pix_tags_seen_clear(PixTagsSeen *t);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PixTagsSeen, pix_tags_seen_clear)
+/* What `m` gives (NULL: nothing). */
+void pix_tags_seen_of(const PixMeta *m, PixTagsSeen *out);
+/* The keyword and people rows of file `file_id` from m->tags: the old
+ * ones deleted first unless `is_new` or `old` (what the row had, may be
+ * NULL: unknown) says there are none. */
+gboolean pix_store_put_tags(PixStore *s, gint64 file_id, const PixMeta *m, gboolean is_new, const PixTagsSeen *old,
+                            GError **error);
+/* Sets `c`'s tag columns when the keywords or rating differ between `old`
+ * and `new` (strings borrowed). */
+void pix_store_change_tags(PixChangeRow *c, const PixTagsSeen *old, const PixTagsSeen *new);
+/* Image `id`'s keywords and rating as they count (its sidecar's where it
+ * gives them), its MD5 and size. */
+gboolean pix_store_image_tags(PixStore *s, gint64 id, PixTagsSeen *out, guint8 md5[16], gboolean *has_md5,
+                              gint64 *size, GError **error);
+/* A 'changed' entry for image `id` whose keywords or rating went from
+ * `old` to `new` (its content the same: `md5`, `size`); nothing when they
+ * are the same. */
+gboolean pix_store_put_retagged(PixStore *s, gint64 id, const guint8 *md5, gint64 size, const PixTagsSeen *old,
+                                const PixTagsSeen *new, GError **error);
+/* Sidecar `sidecar_id`'s own values went from `old` to `new` (it was read
+ * again): the images linked to it whose keywords or rating changed with
+ * them get a 'changed' entry. */
+gboolean pix_store_sidecar_retagged(PixStore *s, gint64 sidecar_id, const PixTagsSeen *old, const PixTagsSeen *new,
+                                    GError **error);
 
 /* --- store-volumes.c: where the volumes are --- */
 

@@ -323,9 +323,8 @@ static gboolean put_change(PixStore *s, const PixChangeRow *c, GError **error)
 		s->pg_changes = g_array_new(FALSE, FALSE, sizeof(PixChangeRow));
 		g_array_set_clear_func(s->pg_changes, pix_store_change_row_clear);
 	}
-	PixChangeRow kept = *c;
-	kept.old_path = g_strdup(c->old_path);
-	kept.new_path = g_strdup(c->new_path);
+	PixChangeRow kept;
+	pix_store_change_row_keep(&kept, c);
 	g_array_append_val(s->pg_changes, kept);
 	return TRUE;
 }

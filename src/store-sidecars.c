@@ -10,6 +10,9 @@
  *  1. PixStore.dirty names every file the open batch wrote since the last
  *     pix_store_relink(), and is emptied only by it or with the batch
  *     (pix_store_batch_gone()).
+ *  2. A keyword or rating change a new link brings is logged once: here
+ *     for a link that changed, in store-write.c for a sidecar read again
+ *     (whose link, then, does not change what counts).
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "store-int.h"
@@ -43,16 +46,29 @@ static gboolean run_with(PixStore *s, StatementId id, gint64 v, GError **error)
 	return pix_store_step_done(s, st, "cannot link a sidecar", error);
 }
 
-/* Links image `id` to its sidecar, and lends what it lacks. */
-static gboolean relink_image(PixStore *s, gint64 id, GError **error)
+/* Links image `id` to its sidecar, and lends what it lacks.  With
+ * `is_retag_checked` (a sidecar of it was written, and the image is not
+ * new in this run), a keyword or rating change the new link brings (a
+ * sidecar made, deleted or renamed) is logged as a 'changed' entry of the
+ * image (an edited sidecar's is, when it is written: store-write.c). */
+static gboolean relink_image(PixStore *s, gint64 id, gboolean is_retag_checked, GError **error)
 {
 	static const StatementId steps[] = {
 		ST_SIDECAR_LINK, ST_SIDECAR_UNLEND, ST_SIDECAR_META_ROW, ST_SIDECAR_LEND,
 	};
+	g_auto(PixTagsSeen) before = { NULL, -2, FALSE }, after = { NULL, -2, FALSE };
+	guint8 md5[16];
+	gboolean has_md5;
+	gint64 size;
+	if (is_retag_checked && !pix_store_image_tags(s, id, &before, md5, &has_md5, &size, error))
+		return FALSE;
 	for (guint k = 0; k < G_N_ELEMENTS(steps); k++)
 		if (!run_with(s, steps[k], id, error))
 			return FALSE;
-	return TRUE;
+	if (!is_retag_checked)
+		return TRUE;
+	return pix_store_image_tags(s, id, &after, md5, &has_md5, &size, error) &&
+	       pix_store_put_retagged(s, id, has_md5 ? md5 : NULL, size, &before, &after, error);
 }
 
 /*
@@ -84,6 +100,7 @@ gboolean pix_store_relink(PixStore *s, GError **error)
 {
 	if (s->dirty == NULL || s->dirty->len == 0)
 		return TRUE;
+	/* image id -> whether a sidecar of it was written (GINT_TO_POINTER) */
 	g_autoptr(GHashTable) images = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	/* which of the batch's directories have sidecars, asked at once */
 	g_autoptr(GHashTable) asked = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -116,7 +133,8 @@ gboolean pix_store_relink(PixStore *s, GError **error)
 		gboolean is_sidecar = g_strcmp0((const char *)pix_db_column_text(at, 1), "sidecar") == 0;
 		pix_db_reset(at);
 		if (!is_sidecar) {
-			g_hash_table_add(images, g_memdup2(&id, sizeof id));
+			if (!g_hash_table_contains(images, &id))
+				g_hash_table_insert(images, g_memdup2(&id, sizeof id), GINT_TO_POINTER(FALSE));
 			continue;
 		}
 		/* IMG_1.CR2.xmp: the files it may belong to start with IMG_1.CR2 */
@@ -136,7 +154,7 @@ gboolean pix_store_relink(PixStore *s, GError **error)
 		int rc;
 		while ((rc = pix_db_step(st)) == PIX_DB_ROW) {
 			gint64 image = pix_db_column_int64(st, 0);
-			g_hash_table_add(images, g_memdup2(&image, sizeof image));
+			g_hash_table_insert(images, g_memdup2(&image, sizeof image), GINT_TO_POINTER(TRUE));
 		}
 		if (rc != PIX_DB_DONE)
 			return pix_store_step_done(s, st, "cannot look for a sidecar's images", error);
@@ -144,11 +162,15 @@ gboolean pix_store_relink(PixStore *s, GError **error)
 	}
 	/* each once, even when it and its sidecar were both written */
 	GHashTableIter iter;
-	gpointer key;
+	gpointer key, via_sidecar;
 	g_hash_table_iter_init(&iter, images);
-	while (g_hash_table_iter_next(&iter, &key, NULL))
-		if (!relink_image(s, *(gint64 *)key, error))
+	while (g_hash_table_iter_next(&iter, &key, &via_sidecar)) {
+		/* an image new in this run came with its sidecar: nothing
+		 * changed for it */
+		gint64 id = *(gint64 *)key;
+		if (!relink_image(s, id, GPOINTER_TO_INT(via_sidecar) && id <= s->rows_before_run, error))
 			return FALSE;
+	}
 	pix_store_dirty_reset(s);
 	return TRUE;
 }

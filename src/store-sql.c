@@ -43,9 +43,10 @@ G_DEFINE_QUARK(pix-store-error-quark, pix_store_error)
 	" (file_id, date_taken, date_tz, date_source, make, model, lens," \
 	" exposure_s, fnumber, iso, focal_mm, orientation, width, height, gps_lat, gps_lon," \
 	" gps_alt_m, duration_s, osdb_hash, aperture, exposure_program, metering_mode, flash, gps_time," \
-	" gps_direction, gps_direction_ref, description)" \
+	" gps_direction, gps_direction_ref, description, rating, label, title, caption, creator, copyright," \
+	" sublocation, city, province, country, country_code, keywords, people)" \
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19," \
-	" ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
+	" ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40)"
 
 /* PIX_STORE_SET parameters, numbered on from the last one before them */
 #define SET_P4 "?, ?, ?, ?"
@@ -173,7 +174,15 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		" verified_at = CASE WHEN md5 IS NOT DISTINCT FROM ?8 AND verify_state = 'ok' THEN verified_at END,"
 		" verify_state = CASE WHEN md5 IS NOT DISTINCT FROM ?8 AND verify_state = 'ok' THEN verify_state END,"
 		" verify_md5 = NULL, verify_error = NULL"
-		" WHERE id = ?1 AND dir_id = ?16 AND name = ?17",
+		" WHERE id = ?1 AND dir_id = ?16 AND name = ?17"
+		/* a row only while the row is at the path that was read; with
+		 * what its keywords and rating were (its own, its sidecar's),
+		 * read in the same round trip as the update (schema 0009) */
+		" RETURNING (SELECT m.keywords FROM meta m WHERE m.file_id = files.id),"
+		" (SELECT m.rating FROM meta m WHERE m.file_id = files.id),"
+		" (SELECT CASE WHEN m.people IS NULL THEN 0 ELSE 1 END FROM meta m WHERE m.file_id = files.id),"
+		" (SELECT x.keywords FROM meta x WHERE x.file_id = files.sidecar_id),"
+		" (SELECT x.rating FROM meta x WHERE x.file_id = files.sidecar_id)",
 	[ST_FILE_UPDATE_STAT] =
 		"UPDATE files SET dev = ?2, ino = ?3, mode = ?4, size = ?5, mtime_ns = ?6, ctime_ns = ?7,"
 		" state = CASE WHEN state <> 'missing' THEN state WHEN error IS NULL THEN 'ok' ELSE 'error' END,"
@@ -211,9 +220,30 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	 * plain insert goes by COPY, db-pg.c) */
 	[ST_META_INSERT] = "INSERT INTO meta" META_ROW,
 	[ST_META_DELETE] = "DELETE FROM meta WHERE file_id = ?1",
+	/* a file's keyword tree and people (schema 0009); the inserts plain,
+	 * so kept and written many rows at once (db.h) */
+	[ST_KEYWORD_INSERT] =
+		"INSERT INTO keywords (file_id, ord, keyword, parent_ord, depth, path, key, is_assigned)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[ST_KEYWORDS_DELETE] = "DELETE FROM keywords WHERE file_id = ?1",
+	[ST_PERSON_INSERT] =
+		"INSERT INTO people (file_id, ord, name, key, type, area_x, area_y, area_w, area_h)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_PEOPLE_DELETE] = "DELETE FROM people WHERE file_id = ?1",
+	/* an image's keywords and rating as they count (its sidecar's where
+	 * it gives them, as file_info), its content */
+	[ST_IMAGE_TAGS] =
+		"SELECT coalesce(x.keywords, m.keywords), coalesce(x.rating, m.rating), f.md5, f.size FROM files f"
+		" LEFT JOIN meta m ON m.file_id = f.id LEFT JOIN meta x ON x.file_id = f.sidecar_id WHERE f.id = ?1",
+	/* the images sidecar ?1 is linked to, with their own values */
+	[ST_SIDECAR_TAGGED] =
+		"SELECT f.id, f.md5, f.size, m.keywords, m.rating FROM files f LEFT JOIN meta m ON m.file_id = f.id"
+		" WHERE f.sidecar_id = ?1",
+	/* ?12 is not used: it is the seq of ST_CHANGE_INSERT_SEQ */
 	[ST_CHANGE_INSERT] =
 		"INSERT INTO changes (scan_id, file_id, at, kind, old_path, new_path, old_md5, new_md5,"
-		" old_size, new_size, volume_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+		" old_size, new_size, volume_id, old_keywords, new_keywords, old_rating, new_rating)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14, ?15, ?16)",
 	/* directories ?2... of volume ?1 */
 	[ST_FIND_DIRS] =
 		"SELECT id, path, state, rel_path FROM dirs WHERE volume_id = ?1 AND rel_path IN (" SET_PARAMS ")",
@@ -303,7 +333,11 @@ const char *const pix_store_statements_pg[N_STATEMENTS] = {
 		" osdb_hash = EXCLUDED.osdb_hash, aperture = EXCLUDED.aperture,"
 		" exposure_program = EXCLUDED.exposure_program, metering_mode = EXCLUDED.metering_mode,"
 		" flash = EXCLUDED.flash, gps_time = EXCLUDED.gps_time, gps_direction = EXCLUDED.gps_direction,"
-		" gps_direction_ref = EXCLUDED.gps_direction_ref, description = EXCLUDED.description, lent = 0",
+		" gps_direction_ref = EXCLUDED.gps_direction_ref, description = EXCLUDED.description,"
+		" rating = EXCLUDED.rating, label = EXCLUDED.label, title = EXCLUDED.title, caption = EXCLUDED.caption,"
+		" creator = EXCLUDED.creator, copyright = EXCLUDED.copyright, sublocation = EXCLUDED.sublocation,"
+		" city = EXCLUDED.city, province = EXCLUDED.province, country = EXCLUDED.country,"
+		" country_code = EXCLUDED.country_code, keywords = EXCLUDED.keywords, people = EXCLUDED.people, lent = 0",
 	/* identities are unique on the SHA-256 of the path or ident
 	 * (schema/pg/0002: a btree entry holds at most 2704 bytes, a path
 	 * PATH_MAX): the upserts name that index, the lookups go by it */
@@ -336,7 +370,8 @@ const char *const pix_store_statements_pg[N_STATEMENTS] = {
 	/* as ST_CHANGE_INSERT, numbered (and so sent by COPY at the commit) */
 	[ST_CHANGE_INSERT_SEQ] =
 		"INSERT INTO changes (scan_id, file_id, at, kind, old_path, new_path, old_md5, new_md5,"
-		" old_size, new_size, volume_id, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+		" old_size, new_size, volume_id, seq, old_keywords, new_keywords, old_rating, new_rating)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
 	/* entries written by one statement for many rows (forget) */
 	[ST_SEQ_ASSIGN] =
 		"UPDATE changes c SET seq = n.base + n.r FROM (SELECT id, row_number() OVER (ORDER BY id) AS r,"

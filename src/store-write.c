@@ -35,8 +35,12 @@ static void count(PixStore *s, PixCounter c, gint64 n)
 	s->counts[c] += n;
 }
 
-static gboolean put_change(PixStore *s, gint64 file_id, const char *kind, const PixItem *item,
-                           const char *old_path, const char *new_path, GError **error)
+/* A change-log entry for `item`'s file; with `old_tags` and `new_tags`
+ * (both or neither NULL), its keywords and rating before and after where
+ * they differ. */
+static gboolean put_change_tagged(PixStore *s, gint64 file_id, const char *kind, const PixItem *item,
+                                  const char *old_path, const char *new_path, const PixTagsSeen *old_tags,
+                                  const PixTagsSeen *new_tags, GError **error)
 {
 	PixChangeRow c = {
 		.file_id = file_id, .kind = kind, .old_path = (char *)old_path, .new_path = (char *)new_path,
@@ -47,16 +51,29 @@ static gboolean put_change(PixStore *s, gint64 file_id, const char *kind, const 
 	};
 	memcpy(c.old_md5, item->old_md5, 16);
 	memcpy(c.new_md5, item->md5, 16);
+	if (old_tags != NULL)
+		pix_store_change_tags(&c, old_tags, new_tags);
 	return pix_store_put_change_row(s, &c, error);
 }
 
+static gboolean put_change(PixStore *s, gint64 file_id, const char *kind, const PixItem *item,
+                           const char *old_path, const char *new_path, GError **error)
+{
+	return put_change_tagged(s, file_id, kind, item, old_path, new_path, NULL, NULL, error);
+}
+
 /* The metadata row of file_id: replaced, or (is_new: a row just added)
- * inserted. */
-static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, gboolean is_new, GError **error)
+ * inserted; and its keyword and people rows (store-tags.c), the old ones
+ * deleted first unless `old` (what the row had, may be NULL) says there
+ * are none. */
+static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, gboolean is_new, const PixTagsSeen *old,
+                         GError **error)
 {
 	PixStmt *st;
 	if (m == NULL && is_new)
 		return TRUE;
+	if (!pix_store_put_tags(s, file_id, m, is_new, old, error))
+		return FALSE;
 	if (m == NULL) {
 		st = pix_store_stmt(s, ST_META_DELETE, error);
 		if (st == NULL)
@@ -98,6 +115,19 @@ static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, gboolean
 	pix_store_bind_double_or_null(st, 25, m->gps_direction);
 	pix_store_bind_text_or_null(st, 26, m->gps_direction_ref);
 	pix_store_bind_text_or_null(st, 27, m->description);
+	const PixTags *t = m->tags;
+	if (t != NULL) {
+		if (t->rating != PIX_RATING_UNKNOWN)
+			pix_db_bind_int64(st, 28, t->rating);
+		const char *texts[] = { t->label, t->title, t->caption, t->creator, t->copyright, t->sublocation,
+			                t->city, t->province, t->country, t->country_code };
+		for (guint i = 0; i < G_N_ELEMENTS(texts); i++)
+			pix_store_bind_text_or_null(st, 29 + (int)i, texts[i]);
+		g_autofree char *keywords = pix_tags_keyword_lines(t);
+		g_autofree char *people = pix_tags_people_lines(t);
+		pix_store_bind_text_or_null(st, 39, keywords);
+		pix_store_bind_text_or_null(st, 40, people);
+	}
 	return pix_store_step_done(s, st, "cannot write metadata", error);
 }
 
@@ -418,7 +448,7 @@ static gboolean take_over(PixStore *s, PixItem *item, PixFileRow *row, GError **
 	row->st = item->st;
 	row->state = item_state(item);
 	row->is_elsewhere = FALSE;
-	return put_meta(s, row->id, item->meta, FALSE, error) &&
+	return put_meta(s, row->id, item->meta, FALSE, NULL, error) &&
 	       put_change(s, row->id, "moved", item, old_path, new_path, error);
 }
 
@@ -440,7 +470,44 @@ static gboolean put_add(PixStore *s, PixItem *item, GHashTable *candidates, gboo
 		return take_over(s, item, moved, error);
 	if (!insert_file(s, item, &id, error))
 		return FALSE;
-	return put_meta(s, id, item->meta, TRUE, error) && put_change(s, id, "added", item, NULL, NULL, error);
+	return put_meta(s, id, item->meta, TRUE, NULL, error) && put_change(s, id, "added", item, NULL, NULL, error);
+}
+
+/* The file's own keywords and rating, and its sidecar's, as the row of
+ * ST_FILE_UPDATE_CONTENT gives them before its metadata is written. */
+typedef struct {
+	PixTagsSeen own, sidecar;
+} Tagged;
+
+static char *column_text_dup(PixStmt *st, int i)
+{
+	return pix_db_column_type(st, i) == PIX_DB_NULL ? NULL : g_strdup((const char *)pix_db_column_text(st, i));
+}
+
+static void tagged_from(Tagged *t, PixStmt *st)
+{
+	t->own.keywords = column_text_dup(st, 0);
+	t->own.rating = pix_db_column_type(st, 1) == PIX_DB_NULL ? -2 : pix_db_column_int64(st, 1);
+	t->own.has_people = pix_db_column_int(st, 2) != 0;
+	t->sidecar.keywords = column_text_dup(st, 3);
+	t->sidecar.rating = pix_db_column_type(st, 4) == PIX_DB_NULL ? -2 : pix_db_column_int64(st, 4);
+	t->sidecar.has_people = FALSE;
+}
+
+static void tagged_clear(Tagged *t)
+{
+	pix_tags_seen_clear(&t->own);
+	pix_tags_seen_clear(&t->sidecar);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Tagged, tagged_clear)
+
+/* What counts of `own` for a file with `sidecar`'s values (borrowed). */
+static PixTagsSeen counted(const PixTagsSeen *own, const PixTagsSeen *sidecar)
+{
+	return (PixTagsSeen){
+		.keywords = sidecar->keywords != NULL ? sidecar->keywords : own->keywords,
+		.rating = sidecar->rating != -2 ? sidecar->rating : own->rating,
+	};
 }
 
 static gboolean put_content(PixStore *s, PixItem *item, GError **error)
@@ -456,11 +523,20 @@ static gboolean put_content(PixStore *s, PixItem *item, GError **error)
 		pix_db_bind_int64(st, 15, s->now_s);
 	pix_db_bind_int64(st, 16, item->dir->id);
 	pix_store_bind_path(st, 17, item->name);
+	/* a row comes back only when the row was still at the path read */
+	int rc = pix_db_step(st);
+	if (rc != PIX_DB_ROW) {
+		pix_db_reset(st);
+		if (rc == PIX_DB_DONE)
+			return TRUE;    /* the row is no longer at the path that was read */
+		pix_store_db_error(error, s, rc, "cannot update a file");
+		return FALSE;
+	}
+	g_auto(Tagged) was = { { NULL, -2, FALSE }, { NULL, -2, FALSE } };
+	tagged_from(&was, st);
 	if (!pix_store_step_done(s, st, "cannot update a file", error))
 		return FALSE;
-	if (pix_db_changes(s->db) == 0)
-		return TRUE;    /* the row is no longer at the path that was read */
-	if (!put_meta(s, item->row_id, item->meta, FALSE, error))
+	if (!put_meta(s, item->row_id, item->meta, FALSE, &was.own, error))
 		return FALSE;
 	gboolean is_same = item->has_md5 && item->has_old_md5 && memcmp(item->md5, item->old_md5, 16) == 0;
 	/* the old content's thumbnail, if this was its last file */
@@ -479,8 +555,16 @@ static gboolean put_content(PixStore *s, PixItem *item, GError **error)
 	}
 	if (item->action == PIX_ACT_CHANGE)
 		count(s, PIX_N_CHANGED, 1);
-	return put_change(s, item->row_id, item->was_missing && is_same ? "restored" : "changed", item,
-	                  NULL, NULL, error);
+	/* its keywords and rating as they count, before and after (a
+	 * sidecar's own; an image's its sidecar's where it gives them) */
+	g_auto(PixTagsSeen) now = { NULL, -2, FALSE };
+	pix_tags_seen_of(item->meta, &now);
+	PixTagsSeen old_counted = counted(&was.own, &was.sidecar), new_counted = counted(&now, &was.sidecar);
+	if (!put_change_tagged(s, item->row_id, item->was_missing && is_same ? "restored" : "changed", item, NULL, NULL,
+	                       &old_counted, &new_counted, error))
+		return FALSE;
+	/* an edited sidecar: the images it is the sidecar of */
+	return item->media != PIX_MEDIA_SIDECAR || pix_store_sidecar_retagged(s, item->row_id, &was.own, &now, error);
 }
 
 static gboolean put_missing(PixStore *s, PixItem *item, GError **error);
@@ -510,7 +594,7 @@ static gboolean put_move(PixStore *s, PixItem *item, GError **error)
 			memcpy(item->md5, item->old_md5, 16);
 			item->is_racy = TRUE;
 		}
-		return insert_file(s, item, &id, error) && put_meta(s, id, item->meta, TRUE, error) &&
+		return insert_file(s, item, &id, error) && put_meta(s, id, item->meta, TRUE, NULL, error) &&
 		       put_change(s, id, "added", item, NULL, NULL, error);
 	}
 	g_autofree char *new_path = pix_item_path(item);

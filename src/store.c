@@ -18,6 +18,7 @@
  *   store-thumbs.c                thumbnails by content
  *   store-runs.c                  runs, their locks, their transactions
  *   store-sidecars.c              sidecars linked to their images at commit
+ *   store-tags.c                  keywords and people; their changes logged
  *   store-query.c                 the read commands (ls, dups, stats...)
  *   store-read.c                  plan's, walk's and verify's questions
  *   store-volumes.c               volumes: where each is now, their rows
