@@ -68,6 +68,20 @@ static void append_path(GString *js, const char *key, const char *path, gboolean
 	pix_query_json_value(js, key, &v, first);
 }
 
+/* "key": the lines of `text` as an array of strings ([] for NULL). */
+static void append_lines(GString *js, const char *key, const char *text, gboolean *first)
+{
+	pix_json_key(js, key, first);
+	g_auto(GStrv) lines = text != NULL ? g_strsplit(text, "\n", -1) : NULL;
+	g_string_append_c(js, '[');
+	for (guint i = 0; lines != NULL && lines[i] != NULL; i++) {
+		if (i > 0)
+			g_string_append_c(js, ',');
+		pix_json_string(js, lines[i]);
+	}
+	g_string_append_c(js, ']');
+}
+
 static gboolean print_change(gpointer data, const PixChange *c)
 {
 	Printer *p = data;
@@ -93,6 +107,15 @@ static gboolean print_change(gpointer data, const PixChange *c)
 		append_md5(out, "new_md5", c->has_new_md5, c->new_md5, &first);
 		append_size(out, "old_size", c->old_size, &first);
 		append_size(out, "new_size", c->new_size, &first);
+		/* a keyword or rating change: present only then */
+		if (c->has_keywords_change) {
+			append_lines(out, "old_keywords", c->old_keywords, &first);
+			append_lines(out, "new_keywords", c->new_keywords, &first);
+		}
+		if (c->has_rating_change) {
+			pix_json_int_or_null(out, "old_rating", c->old_rating, c->has_old_rating, &first);
+			pix_json_int_or_null(out, "new_rating", c->new_rating, c->has_new_rating, &first);
+		}
 		g_string_append_c(out, '}');
 	} else if (c->old_path != NULL && c->new_path != NULL) {
 		g_autofree char *qo = pix_quote(c->old_path), *qn = pix_quote(c->new_path);

@@ -14,6 +14,7 @@
 #include "cmd-query.h"
 #include "json.h"
 #include "log.h"
+#include "meta-value.h"
 
 #include <errno.h>
 #include <math.h>
@@ -41,6 +42,11 @@ GOptionContext *pix_query_context(PixQueryOptions *o, const char *what, const GO
 		{ "errors", 0, 0, G_OPTION_ARG_NONE, &o->is_errors, "only files that could not be read or parsed", NULL },
 		{ "all", 0, 0, G_OPTION_ARG_NONE, &o->is_all, "missing and offline files too", NULL },
 		{ "offline", 0, 0, G_OPTION_ARG_NONE, &o->is_offline, "files of volumes not mounted too (left out by default)", NULL },
+		{ "keyword", 0, 0, G_OPTION_ARG_STRING, &o->keyword,
+		  "with this keyword (any case; a hierarchy's path, Places/Denmark, takes all below it)", "WORD" },
+		{ "rating", 0, 0, G_OPTION_ARG_STRING, &o->rating, "rated at least N stars (-1 rejected .. 5)", "N" },
+		{ "person", 0, 0, G_OPTION_ARG_STRING, &o->person, "with this person in it (any case)", "NAME" },
+		{ "text", 0, 0, G_OPTION_ARG_STRING, &o->text, "WORD in the title, the caption or a keyword (any case)", "WORD" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL }
 	};
 	GOptionContext *ctx = g_option_context_new(what);
@@ -64,6 +70,10 @@ void pix_query_options_clear(PixQueryOptions *o)
 	g_free(o->radius);
 	g_strfreev(o->paths);
 	g_free(o->date_to);
+	g_free(o->keyword);
+	g_free(o->rating);
+	g_free(o->person);
+	g_free(o->text);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -219,6 +229,24 @@ static int parse(const char *cmd, GOptionContext *ctx, int argc, char **argv, Pi
 	if (o->is_missing + o->is_errors + o->is_all > 1)
 		return pix_cmd_usage_error(cmd, "--missing, --errors and --all exclude each other");
 	f->is_offline = o->is_offline;
+	if (o->keyword != NULL && g_strstrip(o->keyword)[0] == '\0')
+		return pix_cmd_usage_error(cmd, "--keyword: an empty keyword");
+	if (o->person != NULL && g_strstrip(o->person)[0] == '\0')
+		return pix_cmd_usage_error(cmd, "--person: an empty name");
+	if (o->text != NULL && g_strstrip(o->text)[0] == '\0')
+		return pix_cmd_usage_error(cmd, "--text: an empty word");
+	const char *const words[] = { o->keyword, o->person, o->text };
+	for (guint i = 0; i < G_N_ELEMENTS(words); i++)
+		if (words[i] != NULL && !g_utf8_validate(words[i], -1, NULL))
+			return pix_cmd_usage_error(cmd, "--keyword, --person and --text take UTF-8 text");
+	f->keyword = o->keyword;
+	f->person = o->person;
+	f->text = o->text;
+	if (o->rating != NULL) {
+		f->has_rating = TRUE;
+		if (!pix_meta_parse_int(g_strstrip(o->rating), -1, 5, &f->min_rating))
+			return pix_cmd_usage_error(cmd, "--rating: '%s' is not a rating from -1 (rejected) to 5", o->rating);
+	}
 	f->show = o->is_missing ? PIX_SHOW_MISSING : o->is_errors ? PIX_SHOW_ERRORS
 	          : o->is_all ? PIX_SHOW_ALL : PIX_SHOW_PRESENT;
 	if (argc > 1) {
@@ -278,6 +306,23 @@ void pix_query_json_value(GString *js, const char *key, const PixValue *v, gbool
 		break;
 	}
 	}
+}
+
+/* A column of lines (keywords, people) as a JSON array of strings; []
+ * for NULL. */
+static void json_lines(GString *js, const char *key, const PixValue *v, gboolean *is_first)
+{
+	pix_json_key(js, key, is_first);
+	g_string_append_c(js, '[');
+	if (v->type == PIX_VAL_TEXT) {
+		g_auto(GStrv) lines = g_strsplit(v->s, "\n", -1);
+		for (guint i = 0; lines[i] != NULL; i++) {
+			if (i > 0)
+				g_string_append_c(js, ',');
+			pix_json_string(js, lines[i]);
+		}
+	}
+	g_string_append_c(js, ']');
 }
 
 /* A CSV field: quoted when it holds a comma, quote, CR or LF. */
@@ -406,8 +451,12 @@ gboolean pix_record_writer_put(gpointer writer, const PixRecord *r)
 		if (w->format == PIX_OUT_JSON)
 			g_string_append(out, w->n == 0 ? "[\n" : ",\n");
 		g_string_append_c(out, '{');
-		for (int c = 0; c < PIX_N_COLS; c++)
-			pix_query_json_value(out, pix_column_names[c], &r->v[c], &is_first);
+		for (int c = 0; c < PIX_N_COLS; c++) {
+			if (pix_column_is_list((PixColumn)c))
+				json_lines(out, pix_column_names[c], &r->v[c], &is_first);
+			else
+				pix_query_json_value(out, pix_column_names[c], &r->v[c], &is_first);
+		}
 		if (w->has_distance)
 			pix_query_json_value(out, "distance_m", &dist, &is_first);
 		g_string_append(out, w->format == PIX_OUT_JSONL ? "}\n" : "}");

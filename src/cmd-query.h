@@ -22,6 +22,7 @@ typedef struct {
 	char **types;
 	char *near, *radius;
 	gboolean is_missing, is_errors, is_all, is_offline;
+	char *keyword, *rating, *person, *text;
 	char **paths;           /* the PATH arguments, canonical (owned) */
 	char *date_to;          /* the exclusive bound made of --to/--date (owned) */
 	PixFilter filter;       /* points into the above */
@@ -31,7 +32,8 @@ typedef struct {
  * The option context of command `cmd`: its own `entries` (NULL-terminated,
  * may be NULL), then --db and the filter options (--from, --to, --date,
  * --no-date, --make, --model, --type, --near, --radius, --missing,
- * --errors, --all) parsed into `o`, with `summary` for --help.
+ * --errors, --all, --offline, --keyword, --rating, --person, --text)
+ * parsed into `o`, with `summary` for --help.
  * (transfer full)
  */
 GOptionContext *pix_query_context(PixQueryOptions *o, const char *what, const GOptionEntry *entries,

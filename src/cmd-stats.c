@@ -1,7 +1,8 @@
 /*
  * cmd-stats.c: `photoidx stats [FILTERS] [PATH...] [--json] [--by KEY]
  * [--bars files|bytes]`: how many files and bytes the catalog holds, by
- * media type, by camera, by lens, by year and by month taken, with bars
+ * media type, by camera, by lens, by year and by month taken, by rating,
+ * keyword (every level of a hierarchy) and person, with bars
  * sized to the terminal: by default media, camera and the months (the
  * years, for a library that spans more than ten).
  *
@@ -65,10 +66,14 @@ typedef enum {
 	SEC_LENS,
 	SEC_YEAR,
 	SEC_MONTH,
+	SEC_RATING,
+	SEC_KEYWORD,
+	SEC_PERSON,
 	N_SECTIONS
 } Section;
 
-static const char *const section_names[N_SECTIONS] = { "media", "camera", "lens", "year", "month" };
+static const char *const section_names[N_SECTIONS] = { "media", "camera", "lens", "year", "month", "rating",
+	                                               "keyword", "person" };
 
 /* How the text is drawn. */
 typedef struct {
@@ -126,6 +131,24 @@ static char *camera_label(const char *key)
 	                             parts[1] != NULL && *parts[1] != '\0' ? parts[1] : NULL);
 }
 
+/* A tally's label in the text output (transfer full). */
+static char *tally_label(Section sec, const char *key)
+{
+	if (sec == SEC_CAMERA)
+		return camera_label(key);
+	if (sec == SEC_RATING && key != NULL) {
+		int stars = atoi(key);
+		if (stars < 0)
+			return g_strdup("rejected");
+		if (stars == 0)
+			return g_strdup("0 (unrated)");
+		return g_strdup_printf("%d %s", stars, stars == 1 ? "star" : "stars");
+	}
+	if (key != NULL)
+		return g_strdup(key);
+	return g_strdup(sec == SEC_LENS ? "(no lens recorded)" : sec == SEC_RATING ? "(no rating)" : "(unknown)");
+}
+
 /* The months or years, every one from the first to the last with files
  * (runs of GAP_LINE_MONTHS or more empty ones in one line), with bars. */
 static void print_timeline(GString *out, const Draw *dr, GArray *tallies, Section sec)
@@ -169,9 +192,10 @@ static void print_timeline(GString *out, const Draw *dr, GArray *tallies, Sectio
 static void print_section(GString *out, const Draw *dr, const PixStats *st, Section sec)
 {
 	static const char *const titles[N_SECTIONS] = { "by media type", "by camera", "by lens", "by year taken",
-		                                        "by month taken" };
+		                                        "by month taken", "by rating", "by keyword", "by person" };
 	GArray *a = sec == SEC_MEDIA ? st->by_media : sec == SEC_CAMERA ? st->by_camera : sec == SEC_LENS ? st->by_lens
-	            : sec == SEC_YEAR ? st->by_year : st->by_month;
+	            : sec == SEC_YEAR ? st->by_year : sec == SEC_RATING ? st->by_rating : sec == SEC_KEYWORD ? st->by_keyword
+	            : sec == SEC_PERSON ? st->by_person : st->by_month;
 
 	g_string_append_printf(out, "\n%s%s\n", titles[sec], dr->has_bars ? (dr->is_bytes ? " (bars: bytes)" : " (bars: files)") : "");
 	if (sec == SEC_YEAR || sec == SEC_MONTH) {
@@ -182,16 +206,17 @@ static void print_section(GString *out, const Draw *dr, const PixStats *st, Sect
 	gint64 max = 0;
 	for (guint i = 0; i < a->len; i++) {
 		PixTally *t = &g_array_index(a, PixTally, i);
-		g_autofree char *label = sec == SEC_CAMERA ? camera_label(t->key) : g_strdup(t->key != NULL ? t->key : "");
+		g_autofree char *label = tally_label(sec, t->key);
 		label_width = MAX(label_width, MIN(LABEL_MAX, (int)g_utf8_strlen(label, -1)));
 		max = MAX(max, measure(dr, t));
 	}
 	for (guint i = 0; i < a->len; i++) {
 		PixTally *t = &g_array_index(a, PixTally, i);
-		g_autofree char *label = sec == SEC_CAMERA ? camera_label(t->key)
-		                         : g_strdup(t->key != NULL ? t->key : sec == SEC_LENS ? "(no lens recorded)" : "(unknown)");
+		g_autofree char *label = tally_label(sec, t->key);
 		print_tally_line(out, dr, label, t, label_width, dr->has_bars ? max : 0);
 	}
+	if (a->len == 0 && (sec == SEC_KEYWORD || sec == SEC_PERSON))
+		g_string_append_printf(out, "  (no %s recorded)\n", sec == SEC_KEYWORD ? "keyword" : "person");
 }
 
 /* The default time line: the months, or for a library that spans more
@@ -241,6 +266,9 @@ static void json_tallies(GString *js, const char *name, GArray *a, const char *k
 			pix_json_string(js, parts != NULL && *parts[0] != '\0' ? parts[0] : NULL);
 			pix_json_key(js, "model", &is_first_t);
 			pix_json_string(js, parts != NULL && parts[1] != NULL && *parts[1] != '\0' ? parts[1] : NULL);
+		} else if (strcmp(key_name, "rating") == 0) {
+			pix_json_int_or_null(js, "rating", t->key != NULL ? g_ascii_strtoll(t->key, NULL, 10) : 0, t->key != NULL,
+			                     &is_first_t);
 		} else {
 			pix_json_key(js, key_name, &is_first_t);
 			pix_json_string(js, t->key);
@@ -260,7 +288,7 @@ int pix_cmd_stats(int argc, char **argv)
 	char *bars = NULL;
 	GOptionEntry entries[] = {
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &is_json, "a JSON object with the totals and the tallies", NULL },
-		{ "by", 0, 0, G_OPTION_ARG_STRING_ARRAY, &by_opt, "only these tallies, each with bars: media, camera, lens, year, month (repeatable, or a comma list)", "KEY" },
+		{ "by", 0, 0, G_OPTION_ARG_STRING_ARRAY, &by_opt, "only these tallies, each with bars: media, camera, lens, year, month, rating, keyword, person (repeatable, or a comma list)", "KEY" },
 		{ "bars", 0, 0, G_OPTION_ARG_STRING, &bars, "what the bars measure: files (the default) or bytes", "files|bytes" },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL }
 	};
@@ -268,7 +296,8 @@ int pix_cmd_stats(int argc, char **argv)
 		"Counts the files at or below each PATH (default: all) that pass the\n"
 		"filters, and their bytes, by media type, by camera and by month taken\n"
 		"(by year for a library that spans more than ten years), with bars;\n"
-		"--by chooses the tallies (media, camera, lens, year, month).");
+		"--by chooses the tallies (media, camera, lens, year, month, rating,\n"
+		"keyword, person).");
 	g_autoptr(GError) error = NULL;
 	int status;
 	g_autoptr(PixStore) reader = pix_query_start("stats", ctx, argc, argv, &o, NULL, NULL, FALSE, &status);
@@ -287,7 +316,7 @@ int pix_cmd_stats(int argc, char **argv)
 					found = sec;
 			if (found < 0) {
 				pix_query_options_clear(&o);
-				return pix_cmd_usage_error("stats", "--by: expected media, camera, lens, year or month");
+				return pix_cmd_usage_error("stats", "--by: expected media, camera, lens, year, month, rating, keyword or person");
 			}
 			by[found] = TRUE;
 		}
@@ -317,6 +346,9 @@ int pix_cmd_stats(int argc, char **argv)
 		json_tallies(out, "by_month", st.by_month, "month", &is_first);
 		json_tallies(out, "by_year", st.by_year, "year", &is_first);
 		json_tallies(out, "by_lens", st.by_lens, "lens", &is_first);
+		json_tallies(out, "by_rating", st.by_rating, "rating", &is_first);
+		json_tallies(out, "by_keyword", st.by_keyword, "keyword", &is_first);
+		json_tallies(out, "by_person", st.by_person, "person", &is_first);
 		g_string_append(out, "}\n");
 	} else {
 		print_text(out, &dr, &st, by);

@@ -37,6 +37,16 @@ typedef struct {
 	double near_lat, near_lon, radius_m;
 	PixShow show;
 	gboolean is_offline;  /* the files of volumes not mounted pass too */
+	/* the photographer's metadata (file_keywords, file_people, file_info:
+	 * the sidecar's where it gives them) */
+	const char *keyword;  /* a keyword, any case: the keyword itself (a level
+	                         of any hierarchy named so), or a path of levels
+	                         joined by '/' and all below it; or NULL */
+	gboolean has_rating;  /* rating at least min_rating */
+	gint64 min_rating;
+	const char *person;   /* a person named so, any case, or NULL */
+	const char *text;     /* a word in the title, the caption or a keyword,
+	                         any case, or NULL */
 } PixFilter;
 
 /* Order of records. */
@@ -61,11 +71,17 @@ typedef enum {
 	PIX_COL_VOLUME, PIX_COL_VOLUME_LABEL, PIX_COL_REL_PATH,
 	PIX_COL_APERTURE, PIX_COL_EXPOSURE_PROGRAM, PIX_COL_METERING_MODE, PIX_COL_FLASH,
 	PIX_COL_GPS_TIME, PIX_COL_GPS_DIRECTION, PIX_COL_GPS_DIRECTION_REF, PIX_COL_DESCRIPTION,
+	PIX_COL_RATING, PIX_COL_LABEL, PIX_COL_TITLE, PIX_COL_CAPTION, PIX_COL_CREATOR, PIX_COL_COPYRIGHT,
+	PIX_COL_SUBLOCATION, PIX_COL_CITY, PIX_COL_PROVINCE, PIX_COL_COUNTRY, PIX_COL_COUNTRY_CODE,
+	PIX_COL_KEYWORDS, PIX_COL_PEOPLE,
 	PIX_N_COLS
 } PixColumn;
 
 /* The column names, as in file_info. */
 extern const char *const pix_column_names[PIX_N_COLS];
+/* Whether column `c` holds lines, each a value (keywords, people): JSON
+ * gives them as an array. */
+gboolean pix_column_is_list(PixColumn c);
 
 typedef enum {
 	PIX_VAL_NULL,
@@ -132,6 +148,10 @@ typedef struct {
 	GArray *by_month;     /* PixTally, key "YYYY-MM" of date_taken, in order; NULL key (no date) last */
 	GArray *by_year;      /* PixTally, key "YYYY" of date_taken, in order; NULL key (no date) last */
 	GArray *by_lens;      /* PixTally, key the lens, most files first; NULL key (no lens) last */
+	GArray *by_rating;    /* PixTally, key the rating ("-1".."5"), highest first; NULL key (none) last */
+	GArray *by_keyword;   /* PixTally, key a keyword's path (every level: a file under
+	                         Places/Denmark counts for Places too), most files first */
+	GArray *by_person;    /* PixTally, key a person's name, most files first */
 } PixStats;
 void pix_stats_clear(PixStats *st);
 /* Fills *out (clear it with pix_stats_clear, also after a failure) in one

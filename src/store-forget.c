@@ -36,6 +36,8 @@ gboolean pix_store_forget(PixStore *s, gint64 volume_id, gboolean is_dry_run, gi
 	if (!is_logged ||
 	    !pix_store_exec(s, "UPDATE files SET sidecar_id = NULL WHERE sidecar_id IN (SELECT id FROM forget_ids);"
 	              " DELETE FROM meta WHERE file_id IN (SELECT id FROM forget_ids);"
+	              " DELETE FROM keywords WHERE file_id IN (SELECT id FROM forget_ids);"
+	              " DELETE FROM people WHERE file_id IN (SELECT id FROM forget_ids);"
 	              " DELETE FROM files WHERE id IN (SELECT id FROM forget_ids);"
 	              " DELETE FROM forget_ids", what, error))
 		goto fail;

@@ -29,18 +29,26 @@ const char *const pix_column_names[PIX_N_COLS] = {
 	"duration_s", "osdb_hash", "sidecar_id", "volume", "volume_label", "rel_path",
 	"aperture", "exposure_program", "metering_mode", "flash", "gps_time", "gps_direction",
 	"gps_direction_ref", "description",
+	"rating", "label", "title", "caption", "creator", "copyright", "sublocation", "city", "province", "country",
+	"country_code", "keywords", "people",
 };
+
+gboolean pix_column_is_list(PixColumn c)
+{
+	return c == PIX_COL_KEYWORDS || c == PIX_COL_PEOPLE;
+}
 
 /* The mean radius of the Earth (IUGG), metres. */
 #define EARTH_RADIUS_M 6371008.8
 
 /* A statement being built: its text and, in order, its parameters. */
-typedef enum { ARG_TEXT, ARG_BLOB, ARG_REAL } ArgType;
+typedef enum { ARG_TEXT, ARG_BLOB, ARG_REAL, ARG_INT } ArgType;
 typedef struct {
 	ArgType type;
 	char *s;        /* owned */
 	gsize len;
 	double d;
+	gint64 i;
 } Arg;
 
 typedef struct {
@@ -90,6 +98,8 @@ static void sql_add(Sql *q, const char *text, ...)
 		Arg a = { .type = va_arg(ap, int) };
 		if (a.type == ARG_REAL) {
 			a.d = va_arg(ap, double);
+		} else if (a.type == ARG_INT) {
+			a.i = va_arg(ap, gint64);
 		} else {
 			const char *s = va_arg(ap, const char *);
 			a.len = strlen(s);
@@ -112,6 +122,54 @@ static char *like_pattern(const char *text)
 	}
 	g_string_append_c(p, '%');
 	return g_string_free(p, FALSE);
+}
+
+/* `text` case-folded (Unicode), LIKE's wildcards escaped by '\', between
+ * `before` and `after` (transfer full): keywords.key and people.key are
+ * folded so, on both backends alike. */
+static char *folded_pattern(const char *before, const char *text, const char *after)
+{
+	g_autofree char *folded = g_utf8_casefold(text, -1);
+	GString *p = g_string_new(before);
+	for (const char *c = folded; *c != '\0'; c++) {
+		if (*c == '%' || *c == '_' || *c == '\\')
+			g_string_append_c(p, '\\');
+		g_string_append_c(p, *c);
+	}
+	g_string_append(p, after);
+	return g_string_free(p, FALSE);
+}
+
+/* The filter's conditions on the photographer's metadata. */
+static void sql_filter_tags(Sql *q, const PixFilter *f)
+{
+	if (f->keyword != NULL) {
+		/* the keyword itself, the levels below a path, a level so named */
+		g_autofree char *key = g_utf8_casefold(f->keyword, -1);
+		g_strstrip(key);
+		while (g_str_has_suffix(key, "/"))
+			key[strlen(key) - 1] = '\0';
+		g_autofree char *below = folded_pattern("", key, "/%");
+		g_autofree char *named = folded_pattern("%/", key, "");
+		sql_add(q, " AND id IN (SELECT file_id FROM file_keywords WHERE key = ?", ARG_TEXT, key);
+		sql_add(q, " OR key LIKE ? ESCAPE '\\'", ARG_TEXT, below);
+		sql_add(q, " OR key LIKE ? ESCAPE '\\')", ARG_TEXT, named);
+	}
+	if (f->has_rating)
+		sql_add(q, " AND rating >= ?", ARG_INT, f->min_rating);
+	if (f->person != NULL) {
+		g_autofree char *key = g_utf8_casefold(f->person, -1);
+		sql_add(q, " AND id IN (SELECT file_id FROM file_people WHERE key = ?)", ARG_TEXT, g_strstrip(key));
+	}
+	if (f->text != NULL) {
+		g_autofree char *p = like_pattern(f->text);
+		g_autofree char *key = folded_pattern("%", f->text, "%");
+		g_string_append_printf(q->sql, " AND (title %s", q->like);
+		sql_add(q, " ? ESCAPE '\\'", ARG_TEXT, p);
+		g_string_append_printf(q->sql, " OR caption %s", q->like);
+		sql_add(q, " ? ESCAPE '\\'", ARG_TEXT, p);
+		sql_add(q, " OR id IN (SELECT file_id FROM file_keywords WHERE key LIKE ? ESCAPE '\\'))", ARG_TEXT, key);
+	}
 }
 
 /* Great-circle distance in metres (haversine), for `near` filters. */
@@ -190,6 +248,7 @@ static void sql_filter(Sql *q, const PixFilter *f)
 		sql_distance(q, f);
 		sql_add(q, " <= ?", ARG_REAL, f->radius_m);
 	}
+	sql_filter_tags(q, f);
 	if (f->paths != NULL && f->paths[0] != NULL) {
 		q->paths = f->paths;
 		q->under_first = (int)q->args->len + 1;
@@ -234,6 +293,8 @@ static PixStmt *sql_prepare(PixStore *s, Sql *q, GError **error)
 		Arg *a = &g_array_index(q->args, Arg, i);
 		if (a->type == ARG_REAL)
 			pix_db_bind_double(st, (int)i + 1, a->d);
+		else if (a->type == ARG_INT)
+			pix_db_bind_int64(st, (int)i + 1, a->i);
 		else
 			pix_db_bind_text(st, (int)i + 1, a->s, (int)a->len, PIX_DB_STATIC);
 	}
@@ -462,6 +523,9 @@ void pix_stats_clear(PixStats *st)
 	g_clear_pointer(&st->by_month, g_array_unref);
 	g_clear_pointer(&st->by_year, g_array_unref);
 	g_clear_pointer(&st->by_lens, g_array_unref);
+	g_clear_pointer(&st->by_rating, g_array_unref);
+	g_clear_pointer(&st->by_keyword, g_array_unref);
+	g_clear_pointer(&st->by_person, g_array_unref);
 	st->n = st->bytes = 0;
 }
 
@@ -484,7 +548,7 @@ static void tally_add(GArray *a, GHashTable *index, const char *key, gint64 n, g
 
 typedef struct {
 	PixStats *out;
-	GHashTable *index[5];   /* by_media, by_camera, by_month, by_year, by_lens */
+	GHashTable *index[8];   /* by_media, by_camera, by_month, by_year, by_lens, by_rating, by_keyword, by_person */
 } Tallies;
 
 static const char *column_text_or_null(PixStmt *st, int i)
@@ -492,22 +556,43 @@ static const char *column_text_or_null(PixStmt *st, int i)
 	return pix_db_column_type(st, i) == PIX_DB_NULL ? NULL : (const char *)pix_db_column_text(st, i);
 }
 
+/* A row of the one statement: column 0 says which part it is (see
+ * pix_store_stats()). */
 static gboolean tally_row(gpointer data, PixStmt *st)
 {
 	Tallies *t = data;
-	gint64 n = pix_db_column_int64(st, 3), bytes = pix_db_column_int64(st, 4);
-	g_assert(pix_db_column_count(st) == 6);
+	gint64 part = pix_db_column_int64(st, 0);
+	gint64 n = pix_db_column_int64(st, 4), bytes = pix_db_column_int64(st, 5);
+	g_assert(pix_db_column_count(st) == 8);
 
-	tally_add(t->out->by_media, t->index[0], column_text_or_null(st, 0), n, bytes);
-	tally_add(t->out->by_camera, t->index[1], column_text_or_null(st, 1), n, bytes);
-	const char *month = column_text_or_null(st, 2);
+	if (part == 1 || part == 2) {
+		GArray *a = part == 1 ? t->out->by_keyword : t->out->by_person;
+		tally_add(a, t->index[part == 1 ? 6 : 7], column_text_or_null(st, 1), n, bytes);
+		return TRUE;
+	}
+	tally_add(t->out->by_media, t->index[0], column_text_or_null(st, 1), n, bytes);
+	tally_add(t->out->by_camera, t->index[1], column_text_or_null(st, 2), n, bytes);
+	const char *month = column_text_or_null(st, 3);
 	g_autofree char *year = month != NULL ? g_strndup(month, 4) : NULL;
 	tally_add(t->out->by_month, t->index[2], month, n, bytes);
 	tally_add(t->out->by_year, t->index[3], year, n, bytes);
-	tally_add(t->out->by_lens, t->index[4], column_text_or_null(st, 5), n, bytes);
+	tally_add(t->out->by_lens, t->index[4], column_text_or_null(st, 6), n, bytes);
+	g_autofree char *rating = pix_db_column_type(st, 7) == PIX_DB_NULL ? NULL
+	                          : g_strdup_printf("%" G_GINT64_FORMAT, pix_db_column_int64(st, 7));
+	tally_add(t->out->by_rating, t->index[5], rating, n, bytes);
 	t->out->n += n;
 	t->out->bytes += bytes;
 	return TRUE;
+}
+
+/* Highest rating first; none last. */
+static gint by_rating(gconstpointer pa, gconstpointer pb)
+{
+	const PixTally *a = pa, *b = pb;
+	if ((a->key == NULL) != (b->key == NULL))
+		return a->key == NULL ? 1 : -1;
+	gint64 x = a->key != NULL ? g_ascii_strtoll(a->key, NULL, 10) : 0, y = b->key != NULL ? g_ascii_strtoll(b->key, NULL, 10) : 0;
+	return x > y ? -1 : x < y;
 }
 
 /* Most files first, then by key; no key last. */
@@ -541,28 +626,44 @@ gboolean pix_store_stats(PixStore *s, const PixFilter *filter, PixStats *out, GE
 	out->by_month = tally_array();
 	out->by_year = tally_array();
 	out->by_lens = tally_array();
-	for (int i = 0; i < 5; i++)
+	out->by_rating = tally_array();
+	out->by_keyword = tally_array();
+	out->by_person = tally_array();
+	for (int i = 0; i < 8; i++)
 		t.index[i] = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	/* one pass, grouped by all three keys at once (a few thousand groups
-	 * for a large library), summed into each tally here */
-	sql_init(&q, s, "SELECT media,"
-	             " CASE WHEN make IS NULL AND model IS NULL THEN NULL"
-	             " ELSE coalesce(trim(make), '') || ");
+	/* one statement, one snapshot: the files that pass (sel), grouped by
+	 * all the keys of one file at once (a few thousand groups for a
+	 * large library) and summed into each tally here (part 0); each
+	 * keyword level (1) and person (2) they have, counted by their case-
+	 * folded key and shown as first spelled */
+	sql_init(&q, s, "WITH sel AS MATERIALIZED (SELECT id, size, media, make, model, date_taken, lens, rating"
+	             " FROM file_info WHERE");
+	sql_filter(&q, filter);
+	g_string_append(q.sql, ") SELECT 0, media,"
+	                " CASE WHEN make IS NULL AND model IS NULL THEN NULL ELSE coalesce(trim(make), '') || ");
 	sql_add(&q, "?", ARG_TEXT, "\t");       /* SQLite's char(9) is PostgreSQL's chr(9) */
 	g_string_append(q.sql, " || coalesce(trim(model), '') END,"
-	                " substr(date_taken, 1, 7), count(*), coalesce(sum(size), 0), nullif(trim(lens), '') FROM file_info WHERE");
-	sql_filter(&q, filter);
-	g_string_append(q.sql, " GROUP BY 1, 2, 3, 6");
+	                " substr(date_taken, 1, 7), count(*), coalesce(sum(size), 0), nullif(trim(lens), ''), rating"
+	                " FROM sel GROUP BY 2, 3, 4, 7, 8"
+	                " UNION ALL SELECT 1, min(k.path), NULL, NULL, count(*), coalesce(sum(sel.size), 0), NULL, NULL"
+	                " FROM sel JOIN file_keywords k ON k.file_id = sel.id GROUP BY k.key"
+	                " UNION ALL SELECT 2, min(p.name), NULL, NULL, count(*), coalesce(sum(sel.size), 0), NULL, NULL"
+	                " FROM sel JOIN (SELECT file_id, key, min(name) AS name FROM file_people GROUP BY file_id, key) p"
+	                " ON p.file_id = sel.id"
+	                " GROUP BY p.key");
 	g_autoptr(PixStmt) st = sql_prepare(s, &q, error);
 	gboolean is_ok = st != NULL && each_row(s, st, tally_row, &t, error);
 	sql_clear(&q);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 8; i++)
 		g_hash_table_unref(t.index[i]);
 	g_array_sort(out->by_media, by_count);
 	g_array_sort(out->by_camera, by_count);
 	g_array_sort(out->by_month, by_key);
 	g_array_sort(out->by_year, by_key);
 	g_array_sort(out->by_lens, by_count);
+	g_array_sort(out->by_rating, by_rating);
+	g_array_sort(out->by_keyword, by_count);
+	g_array_sort(out->by_person, by_count);
 	return is_ok;
 }
 

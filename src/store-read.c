@@ -579,7 +579,8 @@ gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStore
 		"SELECT c.seq, c.scan_id, c.file_id, c.at, c.kind, d.path, f.name, c.old_path, c.new_path,"
 		" c.old_md5, c.new_md5, c.old_size, c.new_size,"
 		" CASE WHEN fv.is_online = 0 AND f.state <> 'missing' THEN 'offline' ELSE f.state END,"
-		" coalesce(v.ident, fv.ident), f.id IS NOT NULL"
+		" coalesce(v.ident, fv.ident), f.id IS NOT NULL,"
+		" c.old_keywords, c.new_keywords, c.old_rating, c.new_rating"
 		" FROM changes c LEFT JOIN files f ON f.id = c.file_id LEFT JOIN dirs d ON d.id = f.dir_id"
 		" LEFT JOIN volumes fv ON fv.id = d.volume_id LEFT JOIN volumes v ON v.id = c.volume_id"
 		" WHERE c.seq > ?1 ORDER BY c.seq LIMIT ?2", &st);
@@ -612,7 +613,21 @@ gboolean pix_store_each_change(PixStore *s, gint64 since, gint64 limit, PixStore
 		};
 		c.has_old_md5 = pix_store_column_md5(st, 9, c.old_md5);
 		c.has_new_md5 = pix_store_column_md5(st, 10, c.new_md5);
+		/* both NULL: unchanged (schema 0009) */
+		for (int k = 0; k < 2; k++) {
+			char **text = k == 0 ? &c.old_keywords : &c.new_keywords;
+			gboolean *has = k == 0 ? &c.has_old_rating : &c.has_new_rating;
+			gint64 *rating = k == 0 ? &c.old_rating : &c.new_rating;
+			if (pix_db_column_type(st, 16 + k) != PIX_DB_NULL)
+				*text = g_strdup((const char *)pix_db_column_text(st, 16 + k));
+			if ((*has = pix_db_column_type(st, 18 + k) != PIX_DB_NULL))
+				*rating = pix_db_column_int64(st, 18 + k);
+		}
+		c.has_keywords_change = c.old_keywords != NULL || c.new_keywords != NULL;
+		c.has_rating_change = c.has_old_rating || c.has_new_rating;
 		gboolean is_more = fn(data, &c);
+		g_free(c.old_keywords);
+		g_free(c.new_keywords);
 		g_free(c.path);
 		g_free(c.old_path);
 		g_free(c.new_path);

@@ -303,6 +303,12 @@ typedef struct {
 	guint8 old_md5[16], new_md5[16];
 	gint64 old_size, new_size; /* -1 when NULL */
 	PixFileState state;       /* the file's state now */
+	/* 'changed': its keywords (one per line, NULL: none) or rating
+	 * before and after, when they changed (has_*_change) */
+	gboolean has_keywords_change, has_rating_change;
+	char *old_keywords, *new_keywords;
+	gboolean has_old_rating, has_new_rating;
+	gint64 old_rating, new_rating;
 } PixChange;
 typedef gboolean (*PixStoreChangeFn)(gpointer data, const PixChange *change);
 /* Calls fn for each change with seq > since, in seq order, at most `limit`
