@@ -58,6 +58,10 @@ static int export_kphotoalbum(PixStore *reader, const PixQueryOptions *o, const 
 		        done.n_blocked, done.n_excluded, done.n_exif, done.n_exif_kept,
 		        done.backup != NULL ? "; the old index is kept as " : "", done.backup != NULL ? done.backup : "",
 		        done.n_skipped > 0 ? "; some files were left out, see above" : "");
+	if (!is_quiet && (done.n_tagged > 0 || done.n_groups > 0))
+		fprintf(stderr, "photoidx: keywords, people and ratings from the files given to %" G_GINT64_FORMAT
+		        " images; %" G_GINT64_FORMAT " members added to groups ('%s')\n", done.n_tagged, done.n_groups,
+		        opts->keywords_category != NULL ? opts->keywords_category : "Keywords");
 	status = done.n_skipped > 0 ? PIX_EXIT_PARTIAL : PIX_EXIT_OK;
 	pix_kpa_export_clear(&done);
 	return status;
@@ -105,6 +109,8 @@ static int export_records(PixStore *reader, const PixQueryOptions *o, PixOutForm
 typedef struct {
 	char *format_opt, *output, *kpa_dir, *since;
 	gboolean is_force, is_quiet;
+	char *keywords_category;
+	gboolean is_merge_keywords;
 	PixOutFormat format;
 	const PixQueryOptions *query; /* the filter options, parsed before the check */
 } ExportOptions;
@@ -132,6 +138,13 @@ static int check_options(const char *cmd, gpointer data)
 		return pix_cmd_usage_error(cmd, "--kphotoalbum writes into DIR, for the files below it: no --output or PATH");
 	if ((e->is_force || e->since != NULL) && e->kpa_dir == NULL)
 		return pix_cmd_usage_error(cmd, "--force and --since go with --kphotoalbum");
+	if ((e->keywords_category != NULL || e->is_merge_keywords) && e->kpa_dir == NULL)
+		return pix_cmd_usage_error(cmd, "--keywords-category and --merge-keywords go with --kphotoalbum");
+	if (e->keywords_category != NULL &&
+	    (!g_utf8_validate(e->keywords_category, -1, NULL) || g_strstrip(e->keywords_category)[0] == '\0' ||
+	     strcmp(e->keywords_category, "Folder") == 0 || strcmp(e->keywords_category, "Media Type") == 0))
+		return pix_cmd_usage_error(cmd, "--keywords-category: a category's name, not empty, Folder or Media Type "
+		                                "(KPhotoAlbum makes those itself and does not save them)");
 	if (e->is_force && e->since != NULL)
 		return pix_cmd_usage_error(cmd, "--force rebuilds index.xml from the whole catalog: no --since");
 	if (e->since != NULL && strcmp(e->since, "last") != 0) {
@@ -153,6 +166,8 @@ int pix_cmd_export(int argc, char **argv)
 		{ "kphotoalbum", 0, 0, G_OPTION_ARG_FILENAME, &e.kpa_dir, "write DIR/index.xml and DIR/exif-info.db for KPhotoAlbum: the images and videos at or below DIR", "DIR" },
 		{ "force", 0, 0, G_OPTION_ARG_NONE, &e.is_force, "with --kphotoalbum: build index.xml from the catalog alone, dropping its tags (the old one kept as index.xml~NNNN~)", NULL },
 		{ "since", 0, 0, G_OPTION_ARG_STRING, &e.since, "with --kphotoalbum: merge only the files the change log touched after SEQ, or since the last export into DIR ('last')", "SEQ|last" },
+		{ "keywords-category", 0, 0, G_OPTION_ARG_STRING, &e.keywords_category, "with --kphotoalbum: the category the files' keywords go into (default Keywords)", "NAME" },
+		{ "merge-keywords", 0, 0, G_OPTION_ARG_NONE, &e.is_merge_keywords, "with --kphotoalbum: add the files' keywords, people and rating to images KPhotoAlbum lists with tags of their own too", NULL },
 		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &e.is_quiet, "no summary on standard error", NULL },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL }
 	};
@@ -172,7 +187,8 @@ int pix_cmd_export(int argc, char **argv)
 			o.filter.show = PIX_SHOW_ALL;
 		if (e.kpa_dir != NULL)
 		{
-			PixKpaOptions opts = { .is_force = e.is_force, .since = -1 };
+			PixKpaOptions opts = { .is_force = e.is_force, .since = -1, .keywords_category = e.keywords_category,
+			                       .is_merge_keywords = e.is_merge_keywords };
 			if (e.since != NULL && strcmp(e.since, "last") == 0)
 				opts.is_since_last = TRUE;
 			else if (e.since != NULL)
@@ -187,5 +203,6 @@ int pix_cmd_export(int argc, char **argv)
 	g_free(e.output);
 	g_free(e.kpa_dir);
 	g_free(e.since);
+	g_free(e.keywords_category);
 	return status;
 }

@@ -89,7 +89,26 @@ typedef struct {
 	char *description;         /* KPhotoAlbum's way from the EXIF description, or NULL */
 	PixKpaExifRow exif;        /* its strings owned (make, model, lens) */
 	gboolean is_done;          /* listed (kept, moved or added) */
+	/* the photographer's metadata (issue 28) */
+	gint64 id;                 /* files.id */
+	gint64 orientation;        /* EXIF, -1 unknown */
+	int rating;                /* -1..5, PIX_RATING_UNKNOWN */
+	GArray *keywords;          /* Keyword, by ord, or NULL */
+	GArray *people;            /* Person, or NULL */
 } Rec;
+
+/* A keyword level of a file (file_keywords), a person (file_people). */
+typedef struct {
+	char *name;
+	gint64 parent_ord;         /* -1 at the top */
+	gboolean is_assigned;
+} Keyword;
+typedef struct {
+	char *name;
+	char *type;
+	gboolean has_area;
+	double x, y, w, h;         /* fractions of the image as shown */
+} Person;
 
 /* The index being merged. */
 typedef struct {
@@ -111,6 +130,7 @@ typedef struct {
 	GArray *recs;              /* Rec */
 	GHashTable *wanted;        /* paths to export (incremental), or NULL: all */
 	PixKpaExport *out;
+	GHashTable *by_id;         /* files.id -> Rec index + 1 (after the records) */
 } Collect;
 
 void pix_kpa_export_clear(PixKpaExport *out)
@@ -127,6 +147,21 @@ static void rec_clear(gpointer p)
 	g_free((char *)r->exif.make);
 	g_free((char *)r->exif.model);
 	g_free((char *)r->exif.lens);
+	if (r->keywords != NULL)
+		g_array_unref(r->keywords);
+	if (r->people != NULL)
+		g_array_unref(r->people);
+}
+
+static void keyword_clear(gpointer p)
+{
+	g_free(((Keyword *)p)->name);
+}
+
+static void person_clear(gpointer p)
+{
+	g_free(((Person *)p)->name);
+	g_free(((Person *)p)->type);
 }
 
 static void settings_clear(Settings *s)
@@ -396,7 +431,10 @@ static gboolean on_record(gpointer data, const PixRecord *r)
 		return TRUE;
 	}
 
-	Rec e = { .rel = g_strdup(rel), .path = g_strdup(path), .is_video = g_strcmp0(media, "video") == 0 };
+	Rec e = { .rel = g_strdup(rel), .path = g_strdup(path), .is_video = g_strcmp0(media, "video") == 0,
+		  .id = pix_record_int(r, PIX_COL_ID, 0) };
+	gint64 rating = pix_record_int(r, PIX_COL_RATING, PIX_RATING_UNKNOWN);
+	e.rating = rating >= -1 && rating <= 5 ? (int)rating : PIX_RATING_UNKNOWN;
 	g_strlcpy(e.md5, md5, sizeof e.md5);
 	const char *taken = pix_record_text(r, PIX_COL_DATE_TAKEN);
 	if (taken == NULL ||
@@ -405,6 +443,7 @@ static gboolean on_record(gpointer data, const PixRecord *r)
 		date_from_mtime(pix_record_int(r, PIX_COL_MTIME_NS, 0), e.start);
 	gint64 orientation = pix_record_int(r, PIX_COL_ORIENTATION, -1);
 	e.angle = angle_of(orientation);
+	e.orientation = orientation;
 	e.width = e.height = -1;
 	e.video_length_s = -1;
 	if (e.is_video) {
@@ -439,6 +478,36 @@ static gboolean on_record(gpointer data, const PixRecord *r)
 		.gps_time_h = gps_hours(pix_record_text(r, PIX_COL_GPS_TIME)),
 	};
 	g_array_append_val(c->recs, e);
+	return TRUE;
+}
+
+/* A keyword level or person of a file being exported (the others, of
+ * files not exported, are passed over). */
+static gboolean on_tag_row(gpointer data, const PixTagRow *t)
+{
+	Collect *c = data;
+	guint at = GPOINTER_TO_UINT(g_hash_table_lookup(c->by_id, &t->file_id));
+	if (at == 0 || !is_xml_text(t->name))
+		return TRUE;
+	Rec *r = &g_array_index(c->recs, Rec, at - 1);
+	if (!t->is_person) {
+		if (r->keywords == NULL) {
+			r->keywords = g_array_new(FALSE, TRUE, sizeof(Keyword));
+			g_array_set_clear_func(r->keywords, keyword_clear);
+		}
+		/* by ord: the rows come in order, each parent before its children */
+		if (t->ord != (gint64)r->keywords->len)
+			return TRUE;
+		Keyword k = { g_strdup(t->name), t->parent_ord, t->is_assigned };
+		g_array_append_val(r->keywords, k);
+		return TRUE;
+	}
+	if (r->people == NULL) {
+		r->people = g_array_new(FALSE, TRUE, sizeof(Person));
+		g_array_set_clear_func(r->people, person_clear);
+	}
+	Person p = { g_strdup(t->name), g_strdup(t->type), t->has_area, t->x, t->y, t->w, t->h };
+	g_array_append_val(r->people, p);
 	return TRUE;
 }
 
@@ -742,6 +811,303 @@ static PixXmlNode *new_image(const Index *ix, const Rec *r, const Settings *s, c
 	return e;
 }
 
+/* --- the photographer's metadata, as KPhotoAlbum's tags --- */
+
+/* The attributes of an <image> that are not a category's tags. */
+static const char *const image_attrs[] = {
+	"file", "label", "description", "startDate", "endDate", "yearFrom", "monthFrom", "dayFrom", "hourFrom",
+	"minuteFrom", "secondFrom", "yearTo", "monthTo", "dayTo", "angle", "md5sum", "width", "height", "rating",
+	"stackId", "stackOrder", "videoLength", NULL
+};
+
+/* A category (made when missing: KPhotoAlbum's settings for a new one,
+ * positionable for People). */
+static PixXmlNode *category(Index *ix, const char *name, const char *icon, gboolean is_positionable)
+{
+	PixXmlNode *cat = find_category(ix, name, !ix->is_compressed);
+	if (cat != NULL)
+		return cat;
+	cat = pix_xml_element_new("Category");
+	pix_xml_set(cat, "name", name);
+	pix_xml_set(cat, "icon", icon);
+	pix_xml_set(cat, "show", "1");
+	pix_xml_set(cat, "viewtype", "0");
+	pix_xml_set(cat, "thumbnailsize", "32");
+	pix_xml_set(cat, "positionable", is_positionable ? "1" : "0");
+	pix_xml_insert(ix->categories, cat, -1);
+	return cat;
+}
+
+/* The id of tag `name` in category `cat`, the tag declared when missing
+ * (an id given to a tag that has none: the compressed format refers to
+ * tags, and member groups to members, by id). */
+static char *tag_id(PixXmlNode *cat, const char *name)
+{
+	PixXmlNode *value = NULL;
+	for (guint j = 0; j < cat->children->len && value == NULL; j++) {
+		PixXmlNode *v = cat->children->pdata[j];
+		if (v->kind == PIX_XML_ELEMENT && g_strcmp0(pix_xml_get(v, "value"), name) == 0)
+			value = v;
+	}
+	if (value == NULL) {
+		value = pix_xml_element_new("value");
+		pix_xml_set(value, "value", name);
+		pix_xml_insert(cat, value, -1);
+	}
+	const char *id = pix_xml_get(value, "id");
+	if (id == NULL || g_ascii_strtoll(id, NULL, 10) <= 0) {
+		g_autofree char *new_id = next_value_id(cat);
+		pix_xml_set(value, "id", new_id);
+	}
+	return g_strdup(pix_xml_get(value, "id"));
+}
+
+static int compare_strings(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* `list` ("3,12,5") with `id` added, sorted as KPhotoAlbum sorts it (as
+ * text); NULL when it was there already (transfer full). */
+static char *id_list_with(const char *list, const char *id)
+{
+	g_auto(GStrv) ids = g_strsplit(list != NULL ? list : "", ",", -1);
+	g_autoptr(GPtrArray) all = g_ptr_array_new();
+	for (guint i = 0; ids[i] != NULL; i++) {
+		if (ids[i][0] == '\0')
+			continue;
+		if (strcmp(ids[i], id) == 0)
+			return NULL;
+		g_ptr_array_add(all, ids[i]);
+	}
+	g_ptr_array_add(all, (gpointer)id);
+	g_ptr_array_sort(all, compare_strings);
+	g_ptr_array_add(all, NULL);
+	return g_strjoinv(",", (char **)all->pdata);
+}
+
+/* The <option> of category `name` in image `e`'s <options>, made when
+ * missing; its name as the format spells it. */
+static PixXmlNode *option_of(const Index *ix, PixXmlNode *e, const char *name)
+{
+	g_autofree char *spelled = ix->is_compressed ? g_strdup(name) : g_strdelimit(g_strdup(name), " ", '_');
+	PixXmlNode *options = pix_xml_child(e, "options");
+	if (options == NULL) {
+		options = pix_xml_element_new("options");
+		pix_xml_insert(e, options, -1);
+	}
+	for (guint i = 0; i < options->children->len; i++) {
+		PixXmlNode *o = options->children->pdata[i];
+		if (o->kind == PIX_XML_ELEMENT && g_strcmp0(pix_xml_get(o, "name"), spelled) == 0)
+			return o;
+	}
+	PixXmlNode *o = pix_xml_element_new("option");
+	pix_xml_set(o, "name", spelled);
+	pix_xml_insert(options, o, -1);
+	return o;
+}
+
+/* Whether image `e` has tag `name` of category `cat` (by id or in its
+ * options). */
+static gboolean has_tag(const Index *ix, PixXmlNode *e, PixXmlNode *cat, const char *name, const char *id)
+{
+	const char *cat_name = pix_xml_get(cat, "name");
+	if (ix->is_compressed) {
+		g_autofree char *attr = compressed_name(cat_name, ix->version);
+		g_auto(GStrv) ids = g_strsplit(pix_xml_get(e, attr) != NULL ? pix_xml_get(e, attr) : "", ",", -1);
+		if (g_strv_contains((const char *const *)ids, id))
+			return TRUE;
+	}
+	g_autofree char *spelled = ix->is_compressed ? g_strdup(cat_name) : g_strdelimit(g_strdup(cat_name), " ", '_');
+	PixXmlNode *options = pix_xml_child(e, "options");
+	for (guint i = 0; options != NULL && i < options->children->len; i++) {
+		PixXmlNode *o = options->children->pdata[i];
+		if (o->kind != PIX_XML_ELEMENT || g_strcmp0(pix_xml_get(o, "name"), spelled) != 0)
+			continue;
+		for (guint j = 0; j < o->children->len; j++) {
+			PixXmlNode *v = o->children->pdata[j];
+			if (v->kind == PIX_XML_ELEMENT && g_strcmp0(pix_xml_get(v, "value"), name) == 0)
+				return TRUE;
+		}
+	}
+	return FALSE;
+}
+
+/* Tags image `e` with `name` of category `cat`, with an area ("x y w h"
+ * in pixels of the image as shown; NULL: none), as the format writes it:
+ * the compressed format's id list (an area, which it cannot hold, in
+ * <options>), the readable format's <options>.  FALSE when it had it. */
+static gboolean add_tag(const Index *ix, PixXmlNode *e, PixXmlNode *cat, const char *name, const char *area)
+{
+	g_autofree char *id = tag_id(cat, name);
+	if (has_tag(ix, e, cat, name, id))
+		return FALSE;
+	const char *cat_name = pix_xml_get(cat, "name");
+	if (ix->is_compressed && area == NULL) {
+		g_autofree char *attr = compressed_name(cat_name, ix->version);
+		g_autofree char *list = id_list_with(pix_xml_get(e, attr), id);
+		pix_xml_set(e, attr, list);
+		return TRUE;
+	}
+	PixXmlNode *v = pix_xml_element_new("value");
+	pix_xml_set(v, "value", name);
+	if (area != NULL)
+		pix_xml_set(v, "area", area);
+	pix_xml_insert(option_of(ix, e, cat_name), v, -1);
+	return TRUE;
+}
+
+/* The index's <member-groups>, made when missing: after <blocklist> (or
+ * <images>), where KPhotoAlbum reads it. */
+static PixXmlNode *member_groups(Index *ix)
+{
+	PixXmlNode *root = ix->images->parent;
+	PixXmlNode *groups = pix_xml_child(root, "member-groups");
+	if (groups != NULL)
+		return groups;
+	PixXmlNode *after = pix_xml_child(root, "blocklist");
+	if (after == NULL)
+		after = ix->images;
+	gint at = 0;
+	for (guint i = 0; i < root->children->len; i++)
+		if (root->children->pdata[i] == after)
+			at = (gint)i + 1;
+	groups = pix_xml_element_new("member-groups");
+	pix_xml_insert(root, groups, at);
+	return groups;
+}
+
+/* Member `member` of group `group` in category `cat` (KPhotoAlbum's
+ * hierarchy of tags); TRUE when it was not there. */
+static gboolean add_member(Index *ix, PixXmlNode *cat, const char *group, const char *member)
+{
+	const char *cat_name = pix_xml_get(cat, "name");
+	g_autofree char *group_id = tag_id(cat, group);   /* a group is a tag of its category too */
+	g_autofree char *member_id = tag_id(cat, member);
+	PixXmlNode *groups = member_groups(ix);
+	for (guint i = 0; i < groups->children->len; i++) {
+		PixXmlNode *m = groups->children->pdata[i];
+		if (m->kind != PIX_XML_ELEMENT || g_strcmp0(pix_xml_get(m, "category"), cat_name) != 0 ||
+		    g_strcmp0(pix_xml_get(m, "group-name"), group) != 0)
+			continue;
+		if (g_strcmp0(pix_xml_get(m, "member"), member) == 0)
+			return FALSE;
+		if (ix->is_compressed && pix_xml_get(m, "member") == NULL) {
+			g_autofree char *list = id_list_with(pix_xml_get(m, "members"), member_id);
+			if (list == NULL)
+				return FALSE;
+			pix_xml_set(m, "members", list);
+			return TRUE;
+		}
+	}
+	PixXmlNode *m = pix_xml_element_new("member");
+	pix_xml_set(m, "category", cat_name);
+	pix_xml_set(m, "group-name", group);
+	pix_xml_set(m, ix->is_compressed ? "members" : "member", ix->is_compressed ? member_id : member);
+	pix_xml_insert(groups, m, -1);
+	return TRUE;
+}
+
+/* Whether image `e` carries no tag but the untagged one (and no rating):
+ * one KPhotoAlbum added and nobody annotated. */
+static gboolean is_untagged_only(const Index *ix, const PixXmlNode *e, const char *untagged)
+{
+	if (pix_xml_get(e, "rating") != NULL)
+		return FALSE;
+	g_autofree char *untagged_attr = ix->untagged_category != NULL
+	                                 ? compressed_name(ix->untagged_category, ix->version) : NULL;
+	for (guint i = 0; i < e->attrs->len; i += 2) {
+		const char *name = e->attrs->pdata[i], *value = e->attrs->pdata[i + 1];
+		if (g_strv_contains(image_attrs, name))
+			continue;
+		if (!ix->is_compressed || untagged == NULL || g_strcmp0(name, untagged_attr) != 0 ||
+		    g_strcmp0(value, untagged) != 0)
+			return FALSE;
+	}
+	g_autofree char *readable = ix->untagged_category != NULL
+	                            ? g_strdelimit(g_strdup(ix->untagged_category), " ", '_') : NULL;
+	PixXmlNode *options = pix_xml_child(e, "options");
+	for (guint i = 0; options != NULL && i < options->children->len; i++) {
+		PixXmlNode *o = options->children->pdata[i];
+		for (guint j = 0; o->kind == PIX_XML_ELEMENT && j < o->children->len; j++) {
+			PixXmlNode *v = o->children->pdata[j];
+			if (v->kind == PIX_XML_ELEMENT &&
+			    (g_strcmp0(pix_xml_get(o, "name"), ix->is_compressed ? ix->untagged_category : readable) != 0 ||
+			     g_strcmp0(pix_xml_get(v, "value"), ix->untagged_tag) != 0))
+				return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+/* A person's area in pixels of image `e` as KPhotoAlbum shows it ("x y w
+ * h"), or NULL: when the image's size is unknown, or KPhotoAlbum turns it
+ * otherwise than EXIF does (a user's angle, or a mirrored orientation,
+ * which KPhotoAlbum shows unmirrored). */
+static char *area_of(const PixXmlNode *e, const Rec *r, const Person *p)
+{
+	const char *angle_attr = pix_xml_get(e, "angle");
+	int angle = angle_attr != NULL ? atoi(angle_attr) : 0;
+	gint64 w = pix_xml_get(e, "width") != NULL ? g_ascii_strtoll(pix_xml_get(e, "width"), NULL, 10) : -1;
+	gint64 h = pix_xml_get(e, "height") != NULL ? g_ascii_strtoll(pix_xml_get(e, "height"), NULL, 10) : -1;
+	gboolean is_mirrored = r->orientation == 2 || r->orientation == 4 || r->orientation == 5 || r->orientation == 7;
+	if (!p->has_area || w <= 0 || h <= 0 || angle != r->angle || is_mirrored)
+		return NULL;
+	gint64 x = (gint64)llround(p->x * (double)w), y = (gint64)llround(p->y * (double)h);
+	gint64 aw = MAX(1, (gint64)llround(p->w * (double)w)), ah = MAX(1, (gint64)llround(p->h * (double)h));
+	x = CLAMP(x, 0, w - 1);
+	y = CLAMP(y, 0, h - 1);
+	return g_strdup_printf("%" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT, x, y,
+	                       MIN(aw, w - x), MIN(ah, h - y));
+}
+
+/* What the tagging of one image needs. */
+typedef struct {
+	Index *ix;
+	const char *keywords_name; /* the keywords' category */
+	PixKpaExport *out;
+} Tagger;
+
+/*
+ * Gives image `e` the file's keywords (the levels it names itself, into
+ * the keywords' category, the hierarchies as member groups), people (the
+ * named faces and names, into People, with their areas where it is
+ * positionable) and rating (KPhotoAlbum's 0..10, two per star; none for
+ * unrated and rejected), where the image lacks them.
+ */
+static void tag_image(Tagger *t, PixXmlNode *e, const Rec *r)
+{
+	gboolean is_tagged = FALSE;
+	for (guint i = 0; r->keywords != NULL && i < r->keywords->len; i++) {
+		const Keyword *k = &g_array_index(r->keywords, Keyword, i);
+		PixXmlNode *cat = category(t->ix, t->keywords_name, "tag", FALSE);
+		if (k->is_assigned)
+			is_tagged |= add_tag(t->ix, e, cat, k->name, NULL);
+		if (k->parent_ord >= 0 && k->parent_ord < (gint64)i) {
+			const Keyword *parent = &g_array_index(r->keywords, Keyword, k->parent_ord);
+			if (strcmp(parent->name, k->name) != 0 && add_member(t->ix, cat, parent->name, k->name))
+				t->out->n_groups++;
+		}
+	}
+	for (guint i = 0; r->people != NULL && i < r->people->len; i++) {
+		const Person *p = &g_array_index(r->people, Person, i);
+		if (p->type != NULL && g_ascii_strcasecmp(p->type, "Face") != 0)
+			continue;       /* a pet, a focus or bar code region */
+		PixXmlNode *cat = category(t->ix, "People", "system-users", TRUE);
+		const char *positionable = pix_xml_get(cat, "positionable");
+		g_autofree char *area = positionable != NULL && atoi(positionable) != 0 ? area_of(e, r, p) : NULL;
+		is_tagged |= add_tag(t->ix, e, cat, p->name, area);
+	}
+	if (r->rating >= 1 && r->rating <= 5 && pix_xml_get(e, "rating") == NULL) {
+		char v[4];
+		g_snprintf(v, sizeof v, "%d", 2 * r->rating);
+		pix_xml_set(e, "rating", v);
+		is_tagged = TRUE;
+	}
+	if (is_tagged)
+		t->out->n_tagged++;
+}
+
 /* KPhotoAlbum's default label: the name without its last extension
  * (QFileInfo::completeBaseName()). */
 static char *default_label(const char *rel)
@@ -825,6 +1191,7 @@ static void insert_in_date_order(Index *ix, GPtrArray *news, GPtrArray *nodes)
 typedef struct {
 	const char *dir;
 	const Settings *settings;
+	const PixKpaOptions *opts;
 	Index *ix;
 	GArray *recs;
 	GHashTable *moves;         /* old rel -> new rel, from the change log (incremental) */
@@ -898,14 +1265,18 @@ static gboolean merge(Merge *m, GError **error)
 	g_autoptr(GHashTable) gone_by_md5 = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
 	                                                           (GDestroyNotify)g_ptr_array_unref);
 	g_autoptr(GHashTable) in_catalog = g_hash_table_new(g_str_hash, g_str_equal);
+	Tagger tagger = { ix, m->opts->keywords_category != NULL ? m->opts->keywords_category : "Keywords", m->out };
 
-	/* the files the index has: updated; the others wait */
+	/* the files the index has: updated (and tagged when no one tagged
+	 * them, or when asked); the others wait */
 	for (guint i = 0; i < m->recs->len; i++) {
 		Rec *r = &g_array_index(m->recs, Rec, i);
 		g_hash_table_add(in_catalog, r->rel);
 		PixXmlNode *e = g_hash_table_lookup(ix->by_file, r->rel);
 		if (e != NULL) {
 			update_image(m, e, r);
+			if (m->opts->is_merge_keywords || is_untagged_only(ix, e, untagged))
+				tag_image(&tagger, e, r);
 			r->is_done = TRUE;
 		} else {
 			g_ptr_array_add(pending, r);
@@ -946,8 +1317,11 @@ static gboolean merge(Merge *m, GError **error)
 	}
 	g_ptr_array_sort(news, rec_cmp);
 	g_autoptr(GPtrArray) nodes = g_ptr_array_new();
-	for (guint i = 0; i < news->len; i++)
-		g_ptr_array_add(nodes, new_image(ix, news->pdata[i], m->settings, untagged));
+	for (guint i = 0; i < news->len; i++) {
+		PixXmlNode *e = new_image(ix, news->pdata[i], m->settings, untagged);
+		tag_image(&tagger, e, news->pdata[i]);
+		g_ptr_array_add(nodes, e);
+	}
 	insert_in_date_order(ix, news, nodes);
 	m->out->n_added = news->len;
 	m->out->n_images = pix_xml_count(ix->images, "image");
@@ -966,8 +1340,21 @@ static gboolean merge(Merge *m, GError **error)
 
 /* --- checking and writing --- */
 
+/* Whether `old` is a list of ids ("3,12") and `new` holds each of them. */
+static gboolean is_id_superset(const char *old, const char *new)
+{
+	if (new == NULL || old[0] == '\0' || strspn(old, "0123456789,") != strlen(old))
+		return FALSE;
+	g_auto(GStrv) a = g_strsplit(old, ",", -1), b = g_strsplit(new, ",", -1);
+	for (guint i = 0; a[i] != NULL; i++)
+		if (a[i][0] != '\0' && !g_strv_contains((const char *const *)b, a[i]))
+			return FALSE;
+	return TRUE;
+}
+
 /* The attributes of `old` are in `new` with the same values, but those a
- * merge may change; and so for their children, in order (invariant 1). */
+ * merge may change (and id lists it may add to); and so for their
+ * children, in order (invariant 1). */
 static gboolean same_except_merge(const PixXmlNode *old, const PixXmlNode *new)
 {
 	static const char *const mergeable[] = { "file", "md5sum", "width", "height", "label", NULL };
@@ -976,9 +1363,14 @@ static gboolean same_except_merge(const PixXmlNode *old, const PixXmlNode *new)
 	if (old->kind != PIX_XML_ELEMENT)
 		return TRUE;
 	gboolean is_image = strcmp(old->name, "image") == 0;
+	gboolean has_ids = is_image || strcmp(old->name, "member") == 0;
 	for (guint i = 0; i < old->attrs->len; i += 2) {
 		const char *name = old->attrs->pdata[i];
 		if (is_image && g_strv_contains(mergeable, name))
+			continue;
+		/* an image's tags (compressed), a group's members: ids that
+		 * may be added to, never taken away */
+		if (has_ids && is_id_superset(old->attrs->pdata[i + 1], pix_xml_get(new, name)))
 			continue;
 		if (g_strcmp0(pix_xml_get(new, name), old->attrs->pdata[i + 1]) != 0)
 			return FALSE;
@@ -1117,7 +1509,7 @@ gboolean pix_export_kphotoalbum(PixStore *reader, const char *dir, const PixFilt
 	g_autoptr(GString) bytes = g_string_new(NULL);
 	g_autoptr(PixAtomicFile) exif_file = NULL;
 	g_autoptr(PixKpaExifDb) exif = NULL;
-	gboolean is_exif_same = FALSE;
+	gboolean is_exif_same = FALSE, is_tags_read;
 	Collect c = { .dir = dir, .recs = recs, .out = out };
 	PixFilter f;
 
@@ -1149,11 +1541,21 @@ gboolean pix_export_kphotoalbum(PixStore *reader, const char *dir, const PixFilt
 	if (f.media_mask != 0 && (wanted == NULL || g_hash_table_size(wanted) > 0) &&
 	    !pix_store_each_record(reader, &f, PIX_SORT_PATH, 0, on_record, &c, error))
 		goto done;
+	/* their keywords and people (another statement: a file a scan
+	 * committed meanwhile is passed over, one it changed gets what it
+	 * has now) */
+	c.by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
+	for (guint i = 0; i < recs->len; i++)
+		g_hash_table_insert(c.by_id, &g_array_index(recs, Rec, i).id, GUINT_TO_POINTER(i + 1));
+	is_tags_read = recs->len == 0 || pix_store_each_tag_row(reader, &f, on_tag_row, &c, error);
+	g_hash_table_unref(c.by_id);
+	if (!is_tags_read)
+		goto done;
 
 	if ((exif_file = pix_atomic_new(exif_path, 0666, error)) == NULL ||
 	    (exif = pix_store_kpa_new(pix_atomic_temp_path(exif_file), exif_path, error)) == NULL)
 		goto done;
-	Merge m = { .dir = dir, .settings = &settings, .ix = &ix, .recs = recs, .moves = moves,
+	Merge m = { .dir = dir, .settings = &settings, .opts = opts, .ix = &ix, .recs = recs, .moves = moves,
 		    .drop_exif = drop_exif, .exif = exif, .out = out };
 	if (!merge(&m, error))
 		goto done;

@@ -17,6 +17,13 @@ typedef struct {
 	                           old one kept as a numbered backup */
 	gint64 since;           /* apply only the change log after this seq; -1: all */
 	gboolean is_since_last; /* since the last export into DIR (its state file) */
+	/* the photographer's metadata (issue 28) */
+	const char *keywords_category; /* the category keywords go into; NULL:
+	                           "Keywords" (borrowed) */
+	gboolean is_merge_keywords; /* add a file's keywords, people and rating
+	                           to an image KPhotoAlbum lists with tags of
+	                           its own (without: only to new images and
+	                           those listed with no tag but the untagged) */
 } PixKpaOptions;
 
 typedef struct {
@@ -33,6 +40,9 @@ typedef struct {
 	gboolean is_unchanged;  /* both files were already what they would be */
 	gint64 seq;             /* the change log's last seq this export reflects */
 	char *backup;           /* the numbered backup of index.xml made, or NULL (owned) */
+	gint64 n_tagged;        /* images given keywords, people or a rating
+	                           from their files */
+	gint64 n_groups;        /* member groups made or extended (hierarchies) */
 } PixKpaExport;
 
 /* Frees what `out` owns. */

@@ -117,6 +117,28 @@ typedef gboolean (*PixRecordFn)(gpointer data, const PixRecord *r);
  * `limit` (0: all); returning FALSE stops (then the call returns TRUE). */
 gboolean pix_store_each_record(PixStore *s, const PixFilter *filter, PixSort sort, gint64 limit, PixRecordFn fn,
                                gpointer data, GError **error);
+/* A keyword level or a person of a file that passes a filter, as they
+ * count for it (file_keywords, file_people: its sidecar's where it gives
+ * them).  Strings borrowed for the duration of the callback. */
+typedef struct {
+	gint64 file_id;
+	gboolean is_person;
+	gint64 ord;             /* its place among the file's keywords (people) */
+	const char *name;       /* the keyword level's or the person's name */
+	gint64 parent_ord;      /* a keyword: its parent's ord, -1 at the top */
+	gboolean is_assigned;   /* a keyword the file gives itself (see schema) */
+	const char *type;       /* a person: the region's type, or NULL */
+	gboolean has_area;      /* a person: the region, in fractions of the
+	                           image as shown (EXIF orientation applied) */
+	double x, y, w, h;
+} PixTagRow;
+typedef gboolean (*PixTagRowFn)(gpointer data, const PixTagRow *row);
+/* Calls fn for each keyword level and person of the files that pass
+ * `filter`, by file id, the keywords (by ord) before the people (by ord);
+ * one statement. */
+gboolean pix_store_each_tag_row(PixStore *s, const PixFilter *filter, PixTagRowFn fn, gpointer data,
+                                GError **error);
+
 /* The seq of the change log's last entry (0 when it is empty), in the
  * reader's snapshot. */
 gboolean pix_store_last_seq(PixStore *s, gint64 *seq, GError **error);

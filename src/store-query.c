@@ -410,6 +410,52 @@ gboolean pix_store_each_record(PixStore *s, const PixFilter *filter, PixSort sor
 	return is_ok;
 }
 
+/* --- the photographer's metadata, row by row --- */
+
+typedef struct {
+	PixTagRowFn fn;
+	gpointer data;
+} EachTag;
+
+static gboolean tag_row(gpointer data, PixStmt *st)
+{
+	EachTag *e = data;
+	PixTagRow r = {
+		.is_person = pix_db_column_int64(st, 0) != 0,
+		.file_id = pix_db_column_int64(st, 1),
+		.ord = pix_db_column_int64(st, 2),
+		.name = (const char *)pix_db_column_text(st, 3),
+		.parent_ord = pix_db_column_type(st, 4) == PIX_DB_NULL ? -1 : pix_db_column_int64(st, 4),
+		.is_assigned = pix_db_column_type(st, 5) != PIX_DB_NULL && pix_db_column_int64(st, 5) != 0,
+		.type = pix_db_column_type(st, 6) == PIX_DB_NULL ? NULL : (const char *)pix_db_column_text(st, 6),
+		.has_area = pix_db_column_type(st, 7) != PIX_DB_NULL,
+	};
+	if (r.has_area) {
+		r.x = pix_db_column_double(st, 7);
+		r.y = pix_db_column_double(st, 8);
+		r.w = pix_db_column_double(st, 9);
+		r.h = pix_db_column_double(st, 10);
+	}
+	return r.name == NULL || e->fn(e->data, &r);
+}
+
+gboolean pix_store_each_tag_row(PixStore *s, const PixFilter *filter, PixTagRowFn fn, gpointer data,
+                                GError **error)
+{
+	Sql q;
+	sql_init(&q, s, "WITH sel AS MATERIALIZED (SELECT id FROM file_info WHERE");
+	sql_filter(&q, filter);
+	g_string_append(q.sql, ") SELECT 0, k.file_id, k.ord, k.keyword, k.parent_ord, k.is_assigned, NULL, NULL, NULL,"
+	                " NULL, NULL FROM sel JOIN file_keywords k ON k.file_id = sel.id"
+	                " UNION ALL SELECT 1, p.file_id, p.ord, p.name, NULL, NULL, p.type, p.x, p.y, p.w, p.h"
+	                " FROM sel JOIN file_people p ON p.file_id = sel.id ORDER BY 2, 1, 3");
+	g_autoptr(PixStmt) st = sql_prepare(s, &q, error);
+	EachTag e = { fn, data };
+	gboolean is_ok = st != NULL && each_row(s, st, tag_row, &e, error);
+	sql_clear(&q);
+	return is_ok;
+}
+
 /* --- dups --- */
 
 /* A record that outlives its row: values copied into `chunk`. */
