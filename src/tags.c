@@ -37,6 +37,7 @@ struct PixTagsRaw {
 	GPtrArray *creators[2]; /* char*: per source */
 	GArray *people[N_LISTS]; /* PixPerson */
 	int percent;            /* MicrosoftPhoto:Rating, -1 unknown */
+	gboolean is_over_noted; /* a note said that more was given than kept */
 };
 
 static void person_clear(gpointer p)
@@ -157,6 +158,16 @@ static char *clean(const char *text, gboolean is_name)
 	return g_string_free(s, FALSE);
 }
 
+/* More keywords or people than kept: said once. */
+static void note_over(PixTags *t)
+{
+	if (t->raw->is_over_noted)
+		return;
+	t->raw->is_over_noted = TRUE;
+	pix_tags_note(t, "more than %d keywords or %d people: the rest dropped", PIX_TAGS_MAX_KEYWORDS,
+	              PIX_TAGS_MAX_PEOPLE);
+}
+
 void pix_tags_set_text(char **field, const char *text)
 {
 	if (*field == NULL)
@@ -181,6 +192,7 @@ void pix_tags_add_flat(PixTags *t, PixTagsSource source, const char *keyword)
 	if (k == NULL)
 		return;
 	if (t->raw->flat[source]->len >= PIX_TAGS_MAX_KEYWORDS) {
+		note_over(t);
 		g_free(k);
 		return;
 	}
@@ -190,8 +202,12 @@ void pix_tags_add_flat(PixTags *t, PixTagsSource source, const char *keyword)
 void pix_tags_add_path(PixTags *t, guint source_rank, const char *path, char separator)
 {
 	g_assert(t->raw != NULL && source_rank < N_RANKS);
-	if (path == NULL || t->raw->paths[source_rank]->len >= PIX_TAGS_MAX_KEYWORDS)
+	if (path == NULL)
 		return;
+	if (t->raw->paths[source_rank]->len >= PIX_TAGS_MAX_KEYWORDS) {
+		note_over(t);
+		return;
+	}
 	char sep[2] = { separator, '\0' };
 	g_auto(GStrv) parts = g_strsplit(path, sep, PIX_TAGS_MAX_DEPTH + 2);
 	GPtrArray *levels = g_ptr_array_new();
@@ -268,6 +284,8 @@ void pix_tags_add_person(PixTags *t, guint list, PixPerson *p)
 	g_free(p->type);
 	p->name = name;
 	p->type = type;
+	if (p->name != NULL && t->raw->people[list]->len >= PIX_TAGS_MAX_PEOPLE)
+		note_over(t);
 	if (p->name == NULL || t->raw->people[list]->len >= PIX_TAGS_MAX_PEOPLE) {
 		person_clear(p);
 		return;

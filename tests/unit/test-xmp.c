@@ -1155,6 +1155,366 @@ static void test_samples(void)
 	}
 }
 
+
+/* --- the photographer's metadata (issue 28) --- */
+
+/* A packet with the usual namespaces and those of the photographer's
+ * tools, `body` in one rdf:Description with attributes `attrs`. */
+static char *tag_packet(const char *attrs, const char *body)
+{
+	return g_strdup_printf(
+	        "<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
+	        "<rdf:Description rdf:about=''"
+	        " xmlns:dc='http://purl.org/dc/elements/1.1/' xmlns:xmp='http://ns.adobe.com/xap/1.0/'"
+	        " xmlns:lr='http://ns.adobe.com/lightroom/1.0/' xmlns:digiKam='http://www.digikam.org/ns/1.0/'"
+	        " xmlns:MicrosoftPhoto='http://ns.microsoft.com/photo/1.0/'"
+	        " xmlns:photoshop='http://ns.adobe.com/photoshop/1.0/' xmlns:tiff='http://ns.adobe.com/tiff/1.0/'"
+	        " xmlns:Iptc4xmpCore='http://iptc.org/std/Iptc4xmpCore/1.0/xmlns/'"
+	        " xmlns:Iptc4xmpExt='http://iptc.org/std/Iptc4xmpExt/2008-02-29/'"
+	        " xmlns:mwg-rs='http://www.metadataworkinggroup.com/schemas/regions/'"
+	        " xmlns:stArea='http://ns.adobe.com/xmp/sType/Area#' xmlns:stDim='http://ns.adobe.com/xap/1.0/sType/Dimensions#'"
+	        " xmlns:MP='http://ns.microsoft.com/photo/1.2/' xmlns:MPRI='http://ns.microsoft.com/photo/1.2/t/RegionInfo#'"
+	        " xmlns:MPReg='http://ns.microsoft.com/photo/1.2/t/Region#' xmlns:xmpNote='http://ns.adobe.com/xmp/note/'"
+	        " %s>%s</rdf:Description></rdf:RDF></x:xmpmeta>", attrs, body);
+}
+
+/* The packet read and its tags finished; the note in *note. */
+static PixMeta *read_tags(const char *attrs, const char *body, char **note)
+{
+	g_autofree char *p = tag_packet(attrs, body);
+	PixMeta *m = read_str(p);
+	*note = pix_meta_finish_tags(m);
+	g_assert_true(m->tags == NULL || pix_tags_check(m->tags));
+	return m;
+}
+
+static void test_tags_lightroom(void)
+{
+	/* Lightroom Classic: elements, every level in dc:subject, lang-alt
+	 * texts with another language before x-default */
+	g_autofree char *note = NULL;
+	g_autoptr(PixMeta) m = read_tags("xmp:Rating='4' xmp:Label='Red' photoshop:City='Aarhus'",
+		"<dc:subject><rdf:Bag><rdf:li>Places</rdf:li><rdf:li>Denmark</rdf:li><rdf:li>Aarhus</rdf:li>"
+		"<rdf:li>sunset</rdf:li></rdf:Bag></dc:subject>"
+		"<lr:hierarchicalSubject><rdf:Bag><rdf:li>Places|Denmark|Aarhus</rdf:li></rdf:Bag></lr:hierarchicalSubject>"
+		"<dc:title><rdf:Alt><rdf:li xml:lang='da-DK'>Havnen</rdf:li><rdf:li xml:lang='x-default'>The harbour</rdf:li>"
+		"</rdf:Alt></dc:title>"
+		"<dc:description><rdf:Alt><rdf:li xml:lang='x-default'>Evening light</rdf:li></rdf:Alt></dc:description>"
+		"<dc:rights><rdf:Alt><rdf:li xml:lang='en'>(c) Ann</rdf:li></rdf:Alt></dc:rights>"
+		"<dc:creator><rdf:Seq><rdf:li>Ann</rdf:li><rdf:li>Ben</rdf:li></rdf:Seq></dc:creator>"
+		"<photoshop:State>Midtjylland</photoshop:State><photoshop:Country>Denmark</photoshop:Country>"
+		"<Iptc4xmpCore:Location>Harbour</Iptc4xmpCore:Location><Iptc4xmpCore:CountryCode>DK</Iptc4xmpCore:CountryCode>",
+		&note);
+	g_assert_null(note);
+	PixTags *t = m->tags;
+	g_assert_nonnull(t);
+	g_autofree char *lines = pix_tags_keyword_lines(t);
+	g_assert_cmpstr(lines, ==, "Places/Denmark/Aarhus\nsunset");
+	g_assert_cmpuint(t->keywords->len, ==, 4);
+	g_assert_cmpint(t->rating, ==, 4);
+	g_assert_cmpstr(t->label, ==, "Red");
+	g_assert_cmpstr(t->title, ==, "The harbour");
+	g_assert_cmpstr(t->caption, ==, "Evening light");
+	g_assert_cmpstr(m->description, ==, "Evening light");
+	g_assert_cmpstr(t->copyright, ==, "(c) Ann");
+	g_assert_cmpstr(t->creator, ==, "Ann; Ben");
+	g_assert_cmpstr(t->city, ==, "Aarhus");
+	g_assert_cmpstr(t->province, ==, "Midtjylland");
+	g_assert_cmpstr(t->country, ==, "Denmark");
+	g_assert_cmpstr(t->sublocation, ==, "Harbour");
+	g_assert_cmpstr(t->country_code, ==, "DK");
+}
+
+static void test_tags_regions(void)
+{
+	/* digiKam and Picasa: MWG regions, as a nested rdf:Description, with
+	 * parseType='Resource', with the area's fields as attributes or
+	 * elements; pixel units through the applied-to dimensions */
+	g_autofree char *note = NULL;
+	g_autoptr(PixMeta) m = read_tags("",
+		"<mwg-rs:Regions rdf:parseType='Resource'>"
+		" <mwg-rs:AppliedToDimensions stDim:w='400' stDim:h='200' stDim:unit='pixel'/>"
+		" <mwg-rs:RegionList><rdf:Bag>"
+		"  <rdf:li><rdf:Description mwg-rs:Name='Ada' mwg-rs:Type='Face'>"
+		"   <mwg-rs:Area stArea:x='0.5' stArea:y='0.5' stArea:w='0.2' stArea:h='0.4' stArea:unit='normalized'/>"
+		"  </rdf:Description></rdf:li>"
+		"  <rdf:li rdf:parseType='Resource'><mwg-rs:Name>Bob</mwg-rs:Name><mwg-rs:Type>Face</mwg-rs:Type>"
+		"   <mwg-rs:Area rdf:parseType='Resource'><stArea:x>100</stArea:x><stArea:y>50</stArea:y>"
+		"    <stArea:w>40</stArea:w><stArea:h>20</stArea:h><stArea:unit>pixel</stArea:unit></mwg-rs:Area></rdf:li>"
+		"  <rdf:li><rdf:Description mwg-rs:Type='Focus'><mwg-rs:Area stArea:x='0.5' stArea:y='0.5' stArea:w='0.1'"
+		"   stArea:h='0.1' stArea:unit='normalized'/></rdf:Description></rdf:li>"
+		"  <rdf:li><rdf:Description mwg-rs:Name='Rex' mwg-rs:Type='Pet'/></rdf:li>"
+		" </rdf:Bag></mwg-rs:RegionList>"
+		"</mwg-rs:Regions>"
+		"<MP:RegionInfo rdf:parseType='Resource'><MPRI:Regions><rdf:Bag><rdf:li MPReg:PersonDisplayName='Ms only'"
+		" MPReg:Rectangle='0.1, 0.1, 0.2, 0.2'/></rdf:Bag></MPRI:Regions></MP:RegionInfo>"
+		"<Iptc4xmpExt:PersonInImage><rdf:Bag><rdf:li>ada</rdf:li><rdf:li>Cleo</rdf:li></rdf:Bag>"
+		"</Iptc4xmpExt:PersonInImage>",
+		&note);
+	g_assert_null(note);
+	PixTags *t = m->tags;
+	g_assert_cmpuint(t->people->len, ==, 4);
+	const PixPerson *ada = &g_array_index(t->people, PixPerson, 0), *bob = &g_array_index(t->people, PixPerson, 1);
+	g_assert_cmpstr(ada->name, ==, "Ada");
+	g_assert_cmpstr(ada->type, ==, "Face");
+	g_assert_true(ada->has_area);
+	g_assert_cmpfloat_with_epsilon(ada->x, 0.4, 1e-12);
+	g_assert_cmpfloat_with_epsilon(ada->y, 0.3, 1e-12);
+	g_assert_cmpfloat_with_epsilon(ada->w, 0.2, 1e-12);
+	g_assert_cmpfloat_with_epsilon(ada->h, 0.4, 1e-12);
+	g_assert_cmpstr(bob->name, ==, "Bob");
+	g_assert_true(bob->has_area);
+	g_assert_cmpfloat_with_epsilon(bob->x, (100 - 20) / 400.0, 1e-12);
+	g_assert_cmpfloat_with_epsilon(bob->y, (50 - 10) / 200.0, 1e-12);
+	g_assert_cmpfloat_with_epsilon(bob->w, 0.1, 1e-12);
+	g_assert_cmpstr(g_array_index(t->people, PixPerson, 2).name, ==, "Rex");
+	g_assert_cmpstr(g_array_index(t->people, PixPerson, 2).type, ==, "Pet");
+	g_assert_false(g_array_index(t->people, PixPerson, 2).has_area);
+	g_assert_cmpstr(g_array_index(t->people, PixPerson, 3).name, ==, "Cleo");
+
+	/* Microsoft's alone */
+	g_autofree char *note2 = NULL;
+	g_autoptr(PixMeta) w = read_tags("",
+		"<MP:RegionInfo><rdf:Description><MPRI:Regions><rdf:Bag><rdf:li><rdf:Description"
+		" MPReg:PersonDisplayName='Win' MPReg:Rectangle='0.25, 0.5, 0.25, 0.125'/></rdf:li></rdf:Bag></MPRI:Regions>"
+		"</rdf:Description></MP:RegionInfo>", &note2);
+	g_assert_cmpuint(w->tags->people->len, ==, 1);
+	const PixPerson *win = &g_array_index(w->tags->people, PixPerson, 0);
+	g_assert_cmpstr(win->name, ==, "Win");
+	g_assert_cmpfloat(win->x, ==, 0.25);
+	g_assert_cmpfloat(win->y, ==, 0.5);
+	g_assert_cmpfloat(win->h, ==, 0.125);
+
+	/* a region outside the image, pixels without dimensions: the names
+	 * kept, the areas dropped, and said */
+	g_autofree char *note3 = NULL;
+	g_autoptr(PixMeta) h = read_tags("",
+		"<mwg-rs:Regions rdf:parseType='Resource'><mwg-rs:RegionList><rdf:Bag>"
+		"<rdf:li><rdf:Description mwg-rs:Name='Far'><mwg-rs:Area stArea:x='-3' stArea:y='0.5' stArea:w='0.1'"
+		" stArea:h='0.1' stArea:unit='normalized'/></rdf:Description></rdf:li>"
+		"<rdf:li><rdf:Description mwg-rs:Name='Huge'><mwg-rs:Area stArea:x='0.5' stArea:y='0.5' stArea:w='1e308'"
+		" stArea:h='0.1'/></rdf:Description></rdf:li>"
+		"<rdf:li><rdf:Description mwg-rs:Name='Pixels'><mwg-rs:Area stArea:x='10' stArea:y='10' stArea:w='2'"
+		" stArea:h='2' stArea:unit='pixel'/></rdf:Description></rdf:li>"
+		"</rdf:Bag></mwg-rs:RegionList></mwg-rs:Regions>", &note3);
+	g_assert_cmpuint(h->tags->people->len, ==, 3);
+	for (guint i = 0; i < 3; i++)
+		g_assert_false(g_array_index(h->tags->people, PixPerson, i).has_area);
+	g_assert_nonnull(note3);
+	g_assert_nonnull(strstr(note3, "'Far'"));
+}
+
+static void test_tags_other_writers(void)
+{
+	/* digiKam: TagsList and the others it writes; Windows: a percentage */
+	g_autofree char *note = NULL;
+	g_autoptr(PixMeta) d = read_tags("MicrosoftPhoto:Rating='75'",
+		"<digiKam:TagsList><rdf:Seq><rdf:li>People/Family/Ada</rdf:li></rdf:Seq></digiKam:TagsList>"
+		"<MicrosoftPhoto:LastKeywordXMP><rdf:Bag><rdf:li>People/Family/Ada</rdf:li></rdf:Bag></MicrosoftPhoto:LastKeywordXMP>"
+		"<dc:subject><rdf:Bag><rdf:li>Ada</rdf:li></rdf:Bag></dc:subject>", &note);
+	g_autofree char *lines = pix_tags_keyword_lines(d->tags);
+	g_assert_cmpstr(lines, ==, "People/Family/Ada");
+	g_assert_cmpint(d->tags->rating, ==, 4);
+
+	/* darktable: attributes and a one-item subject bag; Shotwell: a
+	 * hierarchy written with a leading separator */
+	g_autofree char *note2 = NULL;
+	g_autoptr(PixMeta) k = read_tags("xmp:Rating='1'",
+		"<dc:subject><rdf:Seq><rdf:li>darktable|tag</rdf:li></rdf:Seq></dc:subject>"
+		"<lr:hierarchicalSubject><rdf:Seq><rdf:li>/Trips/Iceland</rdf:li></rdf:Seq></lr:hierarchicalSubject>", &note2);
+	g_autofree char *lines2 = pix_tags_keyword_lines(k->tags);
+	g_assert_cmpstr(lines2, ==, "/Trips/Iceland\ndarktable|tag");
+
+	/* a plain value where an array is due; a struct where a value is due */
+	g_autofree char *note3 = NULL;
+	g_autoptr(PixMeta) p = read_tags("dc:subject='lone'",
+		"<dc:title>Plain title</dc:title><xmp:Label><rdf:Description xmp:Rating='5'/></xmp:Label>", &note3);
+	g_autofree char *lines3 = pix_tags_keyword_lines(p->tags);
+	g_assert_cmpstr(lines3, ==, "lone");
+	g_assert_cmpstr(p->tags->title, ==, "Plain title");
+	g_assert_null(p->tags->label);
+	g_assert_cmpint(p->tags->rating, ==, PIX_RATING_UNKNOWN);
+
+	/* nothing of the photographer's: no tags at all */
+	g_autofree char *note4 = NULL;
+	g_autoptr(PixMeta) none = read_tags("tiff:Make='Canon'", "", &note4);
+	g_assert_null(none->tags);
+}
+
+static void test_tags_hostile(void)
+{
+	/* an entity the document declares (a "billion laughs"): not
+	 * expanded, the packet refused, said */
+	const char *laughs =
+		"<?xml version='1.0'?><!DOCTYPE x [<!ENTITY a 'aaaaaaaaaa'><!ENTITY b '&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;'>]>"
+		"<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
+		"<rdf:Description xmlns:dc='http://purl.org/dc/elements/1.1/'><dc:title>&b;</dc:title>"
+		"</rdf:Description></rdf:RDF></x:xmpmeta>";
+	g_autoptr(PixMeta) m = pix_meta_new();
+	PixStream *s = pix_stream_new(0, 0);
+	pix_meta_read_xmp_in(s, (const guint8 *)laughs, strlen(laughs), m, NULL);
+	g_autofree char *problems = pix_stream_problems(s);
+	pix_stream_free(s);
+	g_assert_nonnull(problems);
+	g_assert_true(g_str_has_prefix(problems, "corrupt XMP"));
+	g_autofree char *note = pix_meta_finish_tags(m);
+	g_assert_true(m->tags == NULL || m->tags->title == NULL);
+
+	/* invalid UTF-8 in a keyword: refused, what came before kept */
+	g_autofree char *bad = tag_packet("xmp:Rating='2'", "<dc:subject><rdf:Bag><rdf:li>ok</rdf:li><rdf:li>b\xff"
+	                                                    "d</rdf:li></rdf:Bag></dc:subject>");
+	g_autoptr(PixMeta) u = pix_meta_new();
+	PixStream *t = pix_stream_new(0, 0);
+	pix_meta_read_xmp_in(t, (const guint8 *)bad, strlen(bad), u, NULL);
+	g_autofree char *p2 = pix_stream_problems(t);
+	pix_stream_free(t);
+	g_assert_nonnull(strstr(p2, "UTF-8"));
+	g_autofree char *n2 = pix_meta_finish_tags(u);
+	g_assert_cmpint(u->tags->rating, ==, 2);
+	g_autofree char *l2 = pix_tags_keyword_lines(u->tags);
+	g_assert_cmpstr(l2, ==, "ok");
+
+	/* 100,000 keywords and regions: bounded */
+	GString *many = g_string_new("<dc:subject><rdf:Bag>");
+	for (guint i = 0; i < 100000; i++)
+		g_string_append_printf(many, "<rdf:li>k%u</rdf:li>", i);
+	g_string_append(many, "</rdf:Bag></dc:subject><mwg-rs:Regions rdf:parseType='Resource'><mwg-rs:RegionList><rdf:Bag>");
+	for (guint i = 0; i < 10000; i++)
+		g_string_append_printf(many, "<rdf:li><rdf:Description mwg-rs:Name='p%u'/></rdf:li>", i);
+	g_string_append(many, "</rdf:Bag></mwg-rs:RegionList></mwg-rs:Regions>");
+	g_autofree char *n3 = NULL;
+	g_autoptr(PixMeta) v = read_tags("", many->str, &n3);
+	g_string_free(many, TRUE);
+	g_assert_cmpuint(v->tags->keywords->len, ==, PIX_TAGS_MAX_KEYWORDS);
+	g_assert_cmpuint(v->tags->people->len, ==, PIX_TAGS_MAX_PEOPLE);
+	g_assert_nonnull(n3);
+}
+
+/* An APP1 segment of an ExtendedXMP part: the header, GUID, full length,
+ * offset, then the bytes. */
+static void put_ext_part(GByteArray *b, const char *guid, guint32 full, guint32 off, const char *data, gsize len)
+{
+	GByteArray *body = g_byte_array_new();
+	g_byte_array_append(body, (const guint8 *)"http://ns.adobe.com/xmp/extension/", 35);
+	g_byte_array_append(body, (const guint8 *)guid, 32);
+	guint8 n[8] = { full >> 24, full >> 16, full >> 8, full, off >> 24, off >> 16, off >> 8, off };
+	g_byte_array_append(body, n, 8);
+	g_byte_array_append(body, (const guint8 *)data, (guint)len);
+	put_segment(b, 0xE1, body->data, body->len);
+	g_byte_array_unref(body);
+}
+
+/* A JPEG of `segments` (already marker segments) around a tiny image,
+ * read by the whole PixMetaParser in pieces of `chunk`. */
+static PixItem *read_jpeg_file(const GByteArray *segments, gsize chunk)
+{
+	static const guint8 sof[] = { 8, 0, 16, 0, 32, 1, 1, 0x11, 0 };
+	static const guint8 sos[] = { 1, 1, 0, 0, 63, 0 };
+	g_autoptr(GByteArray) b = g_byte_array_new();
+	g_byte_array_append(b, (const guint8 *)"\xFF\xD8", 2);
+	g_byte_array_append(b, segments->data, segments->len);
+	put_segment(b, 0xC0, sof, sizeof sof);
+	put_segment(b, 0xDA, sos, sizeof sos);
+	g_byte_array_append(b, (const guint8 *)"\x12\x34\xFF\xD9", 4);
+	PixDir *dir = pix_dir_new("/t");
+	PixItem *item = pix_item_new(PIX_ACT_ADD, dir, "x.jpg");
+	pix_dir_unref(dir);
+	PixMetaParser *mp = pix_meta_parser_new();
+	for (gsize at = 0; at < b->len; at += chunk)
+		pix_meta_parser_feed(mp, b->data + at, MIN(chunk, b->len - at));
+	pix_meta_parser_finish(mp, item);
+	pix_meta_parser_free(mp);
+	return item;
+}
+
+static void test_jpeg_extended_xmp(void)
+{
+	static const char guid[] = "0123456789ABCDEF0123456789ABCDEF";
+	g_autofree char *main_packet = tag_packet("xmpNote:HasExtendedXMP='0123456789ABCDEF0123456789ABCDEF' xmp:Rating='3'", "");
+	g_autofree char *ext = tag_packet("", "<dc:subject><rdf:Bag><rdf:li>from the extension</rdf:li></rdf:Bag></dc:subject>"
+	                                      "<dc:title><rdf:Alt><rdf:li xml:lang='x-default'>Extended</rdf:li></rdf:Alt>"
+	                                      "</dc:title>");
+	gsize n = strlen(ext), half = n / 2;
+	/* the parts out of order, a part of another GUID between */
+	g_autoptr(GByteArray) seg = g_byte_array_new();
+	g_autoptr(GByteArray) body = g_byte_array_new();
+	g_byte_array_append(body, (const guint8 *)XMP_NS, sizeof XMP_NS);
+	g_byte_array_append(body, (const guint8 *)main_packet, (guint)strlen(main_packet));
+	put_segment(seg, 0xE1, body->data, body->len);
+	put_ext_part(seg, guid, (guint32)n, (guint32)half, ext + half, n - half);
+	put_ext_part(seg, "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF", 10, 0, "0123456789", 10);
+	put_ext_part(seg, guid, (guint32)n, 0, ext, half);
+	static const gsize chunks[] = { 1, 7, 4096 };
+	for (guint c = 0; c < G_N_ELEMENTS(chunks); c++) {
+		PixItem *item = read_jpeg_file(seg, chunks[c]);
+		g_assert_null(item->error);
+		g_assert_nonnull(item->meta->tags);
+		g_assert_cmpint(item->meta->tags->rating, ==, 3);
+		g_assert_cmpstr(item->meta->tags->title, ==, "Extended");
+		g_autofree char *lines = pix_tags_keyword_lines(item->meta->tags);
+		g_assert_cmpstr(lines, ==, "from the extension");
+		pix_item_free(item);
+	}
+
+	/* a part missing, lengths that disagree, a huge declared length:
+	 * the main packet read, the extension not, said */
+	struct { guint32 full; guint32 off; gsize len; } cases[] = {
+		{ (guint32)n, 0, half },                /* the second half never comes */
+		{ (guint32)n + 1, (guint32)half, n - half }, /* disagrees with the first part's */
+		{ 100u << 20, 0, half },                /* 100 MiB declared */
+	};
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GByteArray) s2 = g_byte_array_new();
+		put_segment(s2, 0xE1, body->data, body->len);
+		put_ext_part(s2, guid, i == 1 ? (guint32)n : cases[i].full, 0, ext, half);
+		if (i == 1)
+			put_ext_part(s2, guid, cases[i].full, cases[i].off, ext + half, cases[i].len);
+		PixItem *item = read_jpeg_file(s2, 4096);
+		g_assert_nonnull(item->error);
+		g_assert_nonnull(strstr(item->error, "extended XMP"));
+		g_assert_cmpint(item->meta->tags->rating, ==, 3);
+		g_assert_null(item->meta->tags->title);
+		pix_item_free(item);
+	}
+}
+
+static void test_jpeg_iptc(void)
+{
+	/* APP13: Photoshop's resources with the IIM, split over two
+	 * segments; XMP's keywords win, IIM's city fills in */
+	static const guint8 iim[] = {
+		0x1c, 2, 25, 0, 4, 'i', 'p', 't', 'c', 0x1c, 2, 90, 0, 4, 'L', 'y', 'o', 'n',
+	};
+	g_autoptr(GByteArray) irb = g_byte_array_new();
+	g_byte_array_append(irb, (const guint8 *)"8BIM\x04\x04\0\0\0\0\0\x12", 12);
+	g_byte_array_append(irb, iim, sizeof iim);
+	g_autoptr(GByteArray) seg = g_byte_array_new();
+	for (guint part = 0; part < 2; part++) {
+		g_autoptr(GByteArray) body = g_byte_array_new();
+		g_byte_array_append(body, (const guint8 *)"Photoshop 3.0", 14);
+		gsize from = part == 0 ? 0 : 10, to = part == 0 ? 10 : irb->len;
+		g_byte_array_append(body, irb->data + from, (guint)(to - from));
+		put_segment(seg, 0xED, body->data, body->len);
+	}
+	PixItem *a = read_jpeg_file(seg, 3);
+	g_assert_null(a->error);
+	g_assert_cmpstr(a->meta->tags->city, ==, "Lyon");
+	g_autofree char *la = pix_tags_keyword_lines(a->meta->tags);
+	g_assert_cmpstr(la, ==, "iptc");
+	pix_item_free(a);
+
+	g_autofree char *packet_ = tag_packet("photoshop:City='Paris'", "<dc:subject><rdf:Bag><rdf:li>xmp</rdf:li></rdf:Bag></dc:subject>");
+	g_autoptr(GByteArray) body = g_byte_array_new();
+	g_byte_array_append(body, (const guint8 *)XMP_NS, sizeof XMP_NS);
+	g_byte_array_append(body, (const guint8 *)packet_, (guint)strlen(packet_));
+	put_segment(seg, 0xE1, body->data, body->len);
+	PixItem *b = read_jpeg_file(seg, 4096);
+	g_assert_cmpstr(b->meta->tags->city, ==, "Paris");
+	g_autofree char *lb = pix_tags_keyword_lines(b->meta->tags);
+	g_assert_cmpstr(lb, ==, "xmp");
+	pix_item_free(b);
+}
+
 int main(int argc, char **argv)
 {
 	pix_test_init(&argc, &argv);
@@ -1180,5 +1540,11 @@ int main(int argc, char **argv)
 	g_test_add_func("/xmp/sidecar/too-large", test_sidecar_too_large);
 	g_test_add_func("/xmp/jpeg/app1-captured", test_jpeg_xmp_captured);
 	g_test_add_func("/xmp/samples", test_samples);
+	g_test_add_func("/xmp/tags/lightroom", test_tags_lightroom);
+	g_test_add_func("/xmp/tags/regions", test_tags_regions);
+	g_test_add_func("/xmp/tags/other-writers", test_tags_other_writers);
+	g_test_add_func("/xmp/tags/hostile", test_tags_hostile);
+	g_test_add_func("/xmp/jpeg/extended", test_jpeg_extended_xmp);
+	g_test_add_func("/xmp/jpeg/iptc", test_jpeg_iptc);
 	return g_test_run();
 }
