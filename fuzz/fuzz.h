@@ -109,6 +109,15 @@ static inline void fuzz_check_meta(const PixMeta *m)
 	g_assert_true(m->orientation == -1 || (m->orientation >= 1 && m->orientation <= 8));
 }
 
+/* A finished PixTags keeps its contract (tags.h). */
+static inline void fuzz_check_tags(PixMeta *m)
+{
+	char *note = pix_meta_finish_tags(m);
+	g_assert_true(note == NULL || g_utf8_validate(note, -1, NULL));
+	g_assert_true(m->tags == NULL || pix_tags_check(m->tags));
+	g_free(note);
+}
+
 static void fuzz_stream_feed(void *ctx, const guint8 *data, gsize len)
 {
 	pix_stream_feed(ctx, data, len);
@@ -231,10 +240,77 @@ static inline void fuzz_xmp(const guint8 *data, gsize size)
 	PixMeta *m = pix_meta_new();
 	pix_meta_read_xmp(packet, size, m);
 	fuzz_check_meta(m);
+	fuzz_check_tags(m);
 	pix_meta_free(m);
 	g_free(packet);
 
 	fuzz_container(&pix_container_xmp, data, size);
+}
+
+/*
+ * IPTC-IIM (meta-iptc.c): the input as the datasets themselves (a TIFF's
+ * IPTC tag) and as Photoshop resources (a JPEG's APP13, a TIFF's
+ * Photoshop tag).  Checks the tags' contract and that problems are text.
+ */
+static inline void fuzz_iptc(const guint8 *data, gsize size)
+{
+	for (guint as_irb = 0; as_irb < 2; as_irb++) {
+		guint8 *copy = g_memdup2(data, size);
+		PixMeta *m = pix_meta_new();
+		PixStream *s = pix_stream_new(0, 0);
+		if (as_irb)
+			pix_meta_read_irb(s, copy, size, m);
+		else
+			pix_meta_read_iptc(s, copy, size, m);
+		fuzz_check_tags(m);
+		fuzz_check_meta(m);
+		char *problems = pix_stream_problems(s);
+		g_assert_true(problems == NULL || g_utf8_validate(problems, -1, NULL));
+		g_free(problems);
+		pix_stream_free(s);
+		pix_meta_free(m);
+		g_free(copy);
+	}
+}
+
+/*
+ * ExtendedXMP's assembly (meta-xmpext.c): the input is a sequence of
+ * APP1 payloads after the extension header (GUID, full length, offset,
+ * bytes), each preceded by its length (16-bit big-endian); the GUID of
+ * the first one is asked for.  What comes out is whole (its length the
+ * declared one) and goes through the XMP reader.
+ */
+static inline void fuzz_xmpext(const guint8 *data, gsize size)
+{
+	PixXmpExt *x = pix_xmp_ext_new();
+	char guid[33] = "";
+	for (gsize at = 0; at + 2 <= size;) {
+		gsize n = MIN((gsize)(data[at] << 8 | data[at + 1]), size - at - 2);
+		guint8 *part = g_memdup2(data + at + 2, n);
+		if (guid[0] == '\0' && n >= 32) {
+			memcpy(guid, part, 32);
+			guid[32] = '\0';
+		}
+		pix_xmp_ext_add(x, part, n);
+		g_free(part);
+		at += 2 + n;
+	}
+	char *problem = NULL;
+	GBytes *whole = guid[0] != '\0' && strlen(guid) == 32 ? pix_xmp_ext_take(x, guid, &problem) : NULL;
+	g_assert_true(whole == NULL || problem == NULL);
+	g_assert_true(problem == NULL || g_utf8_validate(problem, -1, NULL));
+	if (whole != NULL) {
+		gsize len;
+		const guint8 *p = g_bytes_get_data(whole, &len);
+		PixMeta *m = pix_meta_new();
+		pix_meta_read_xmp(p, len, m);
+		fuzz_check_tags(m);
+		fuzz_check_meta(m);
+		pix_meta_free(m);
+		g_bytes_unref(whole);
+	}
+	g_free(problem);
+	pix_xmp_ext_free(x);
 }
 
 static void fuzz_meta_feed(void *ctx, const guint8 *data, gsize len)
@@ -262,6 +338,7 @@ static inline void fuzz_meta_pieces(const guint8 *data, gsize size, gsize piece)
 	g_assert_nonnull(item->mime);
 	if (item->meta != NULL)
 		fuzz_check_meta(item->meta);
+	g_assert_true(item->meta == NULL || item->meta->tags == NULL || pix_tags_check(item->meta->tags));
 	g_assert_true(item->error == NULL || g_utf8_validate(item->error, -1, NULL));
 	pix_meta_parser_free(mp);
 	pix_item_free(item);
@@ -290,7 +367,8 @@ typedef struct {
 static const FuzzTarget fuzz_targets[] G_GNUC_UNUSED = {
 	{ "jpeg", fuzz_jpeg }, { "tiff", fuzz_tiff }, { "meta", fuzz_meta }, { "bmff", fuzz_bmff },
 	{ "png", fuzz_png }, { "riff", fuzz_riff }, { "raf", fuzz_raf }, { "mrw", fuzz_mrw },
-	{ "crw", fuzz_crw }, { "x3f", fuzz_x3f }, { "xmp", fuzz_xmp },
+	{ "crw", fuzz_crw }, { "x3f", fuzz_x3f }, { "xmp", fuzz_xmp }, { "iptc", fuzz_iptc },
+	{ "xmpext", fuzz_xmpext },
 };
 
 /* A target's libFuzzer entry points. */

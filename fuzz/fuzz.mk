@@ -18,7 +18,7 @@ FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
 
 # one per parser, and the whole PixMetaParser (fuzz/fuzz.h)
-FUZZ_TARGETS ?= jpeg tiff bmff png riff raf mrw crw x3f xmp meta
+FUZZ_TARGETS ?= jpeg tiff bmff png riff raf mrw crw x3f xmp iptc xmpext meta
 
 # The library objects, less the store (SQLite), which no parser reaches:
 # it is not fuzzed, and its build must not stand in the way of those that

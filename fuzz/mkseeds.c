@@ -2,7 +2,8 @@
  * mkseeds.c: writes small hand-made seed files for the fuzz targets, for
  * formats and structures the shared samples and the fixture generator do
  * not cover (AVI, WebP variants, JPEG XL, MRW, RAF, PNG text chunks, CR3
- * boxes, QuickTime metadata, XMP sidecars).
+ * boxes, QuickTime metadata, XMP sidecars, the photographer's XMP,
+ * IPTC-IIM, ExtendedXMP parts).
  *
  * Usage: mkseeds OUTDIR [JPEG...]
  * writes OUTDIR/TARGET/NAME for each target, and OUTDIR/tiff/jpeg-exif-N.tif
@@ -269,6 +270,88 @@ static void xmp_seeds(void)
 	          "<rdf:Description xmlns:exif='http://ns.adobe.com/exif/1.0/' exif:DateTimeOriginal='2001-01-01T00:00'"
 	          " exif:GPSLatitude='10,0,30S' exif:GPSLongitude='20,5,0E'/></rdf:RDF></x:xapmeta>");
 	save("xmp", "xap.xmp", &b);
+	clear(&b);
+}
+
+/* --- the photographer's metadata: XMP with tags, IPTC-IIM, ExtendedXMP --- */
+
+static const char xmp_tags[] =
+	"<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
+	"<rdf:Description rdf:about='' xmlns:dc='http://purl.org/dc/elements/1.1/'"
+	" xmlns:xmp='http://ns.adobe.com/xap/1.0/' xmlns:lr='http://ns.adobe.com/lightroom/1.0/'"
+	" xmlns:mwg-rs='http://www.metadataworkinggroup.com/schemas/regions/'"
+	" xmlns:stArea='http://ns.adobe.com/xmp/sType/Area#' xmlns:stDim='http://ns.adobe.com/xap/1.0/sType/Dimensions#'"
+	" xmlns:MP='http://ns.microsoft.com/photo/1.2/' xmlns:MPRI='http://ns.microsoft.com/photo/1.2/t/RegionInfo#'"
+	" xmlns:MPReg='http://ns.microsoft.com/photo/1.2/t/Region#' xmp:Rating='4' xmp:Label='Red'>"
+	"<dc:subject><rdf:Bag><rdf:li>Places</rdf:li><rdf:li>sunset</rdf:li></rdf:Bag></dc:subject>"
+	"<lr:hierarchicalSubject><rdf:Bag><rdf:li>Places|Denmark|Aarhus</rdf:li></rdf:Bag></lr:hierarchicalSubject>"
+	"<dc:title><rdf:Alt><rdf:li xml:lang='x-default'>Title</rdf:li></rdf:Alt></dc:title>"
+	"<mwg-rs:Regions rdf:parseType='Resource'><mwg-rs:AppliedToDimensions stDim:w='40' stDim:h='20' stDim:unit='pixel'/>"
+	"<mwg-rs:RegionList><rdf:Bag><rdf:li><rdf:Description mwg-rs:Name='Ada' mwg-rs:Type='Face'>"
+	"<mwg-rs:Area stArea:x='0.5' stArea:y='0.5' stArea:w='0.2' stArea:h='0.2' stArea:unit='normalized'/>"
+	"</rdf:Description></rdf:li></rdf:Bag></mwg-rs:RegionList></mwg-rs:Regions>"
+	"<MP:RegionInfo rdf:parseType='Resource'><MPRI:Regions><rdf:Bag><rdf:li MPReg:PersonDisplayName='Bob'"
+	" MPReg:Rectangle='0.1, 0.1, 0.2, 0.2'/></rdf:Bag></MPRI:Regions></MP:RegionInfo>"
+	"</rdf:Description></rdf:RDF></x:xmpmeta>";
+
+static void iim_text(Buf *b, unsigned record, unsigned number, const char *s)
+{
+	put8(b, 0x1c);
+	put8(b, record);
+	put8(b, number);
+	be16(b, (unsigned)strlen(s));
+	puts_(b, s);
+}
+
+static void iim(Buf *b, int is_utf8)
+{
+	if (is_utf8)
+		iim_text(b, 1, 90, "\x1b%G");
+	iim_text(b, 2, 5, "Title");
+	iim_text(b, 2, 25, "keyword");
+	iim_text(b, 2, 25, is_utf8 ? "K\xc3\xb8benhavn" : "K\xf8benhavn");
+	iim_text(b, 2, 55, "20050929");
+	iim_text(b, 2, 60, "165100+0200");
+	iim_text(b, 2, 80, "By-line");
+	iim_text(b, 2, 90, "City");
+	iim_text(b, 2, 101, "Country");
+	iim_text(b, 2, 116, "Copyright");
+	/* an extended dataset */
+	put8(b, 0x1c); put8(b, 2); put8(b, 120); be16(b, 0x8002); be16(b, 7); puts_(b, "Caption");
+}
+
+static void tags_seeds(void)
+{
+	Buf b = { 0 };
+	puts_(&b, xmp_tags);
+	save("xmp", "tags.xmp", &b);
+	clear(&b);
+	iim(&b, 1);
+	save("iptc", "utf8.iim", &b);
+	clear(&b);
+	iim(&b, 0);
+	save("iptc", "latin.iim", &b);
+	/* the same inside Photoshop resources, a named one before */
+	Buf r = { 0 };
+	puts_(&r, "8BIM"); be16(&r, 0x03ed); put8(&r, 4); puts_(&r, "name"); put8(&r, 0); be32(&r, 3); puts_(&r, "abc"); put8(&r, 0);
+	puts_(&r, "8BIM"); be16(&r, 0x0404); put8(&r, 0); put8(&r, 0); be32(&r, (uint32_t)b.len); put(&r, b.p, b.len);
+	if (b.len & 1)
+		put8(&r, 0);
+	save("iptc", "resources.irb", &r);
+	clear(&r);
+	clear(&b);
+	/* ExtendedXMP: two parts out of order, each framed by its length */
+	static const char guid[] = "0123456789ABCDEF0123456789ABCDEF";
+	size_t n = strlen(xmp_tags), half = n / 2;
+	for (int k = 1; k >= 0; k--) {
+		size_t off = k == 0 ? 0 : half, len = k == 0 ? half : n - half;
+		be16(&b, (unsigned)(32 + 8 + len));
+		puts_(&b, guid);
+		be32(&b, (uint32_t)n);
+		be32(&b, (uint32_t)off);
+		put(&b, xmp_tags + off, len);
+	}
+	save("xmpext", "two-parts.bin", &b);
 	clear(&b);
 }
 
@@ -979,6 +1062,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	xmp_seeds();
+	tags_seeds();
 	png_seeds();
 	riff_seeds();
 	heif_seed();

@@ -25,7 +25,7 @@ results=$build/results.tsv
 # (a JPEG's EXIF segment is at most 64 KiB), small enough to run fast.
 max_len() {
 	case $1 in
-	xmp | mrw | raf | crw | x3f) echo 16384 ;;
+	xmp | mrw | raf | crw | x3f | iptc | xmpext) echo 16384 ;;
 	*) echo 65536 ;;
 	esac
 }

@@ -19,7 +19,7 @@ samples=${PIX_SAMPLES:-../shared/samples}
 seeds=$build/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"
-for t in jpeg tiff meta bmff png riff raf mrw crw x3f xmp; do
+for t in jpeg tiff meta bmff png riff raf mrw crw x3f xmp iptc xmpext; do
 	mkdir -p "$seeds/$t"
 done
 

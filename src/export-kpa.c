@@ -982,7 +982,7 @@ static PixXmlNode *member_groups(Index *ix)
 static gboolean add_member(Index *ix, PixXmlNode *cat, const char *group, const char *member)
 {
 	const char *cat_name = pix_xml_get(cat, "name");
-	g_autofree char *group_id = tag_id(cat, group);   /* a group is a tag of its category too */
+	g_free(tag_id(cat, group));     /* a group is a tag of its category too */
 	g_autofree char *member_id = tag_id(cat, member);
 	PixXmlNode *groups = member_groups(ix);
 	for (guint i = 0; i < groups->children->len; i++) {

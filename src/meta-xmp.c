@@ -720,8 +720,13 @@ static void on_start(GMarkupParseContext *ctx, const char *name, const char **at
 		g_set_error_literal(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "too deep");
 		return;
 	}
-	if (parent != NULL)
+	if (parent != NULL) {
+		/* a property holding an element has no text value: what text
+		 * it had is dropped (its child's limit may be smaller) */
 		parent->has_child = TRUE;
+		if (parent->kind == E_PROPERTY || parent->kind == E_ITEM)
+			g_string_truncate(x->text, 0);
+	}
 	/* below an ignored element nothing is looked up */
 	if (parent != NULL && parent->kind == E_IGNORED) {
 		x->stack[x->depth++] = (Frame){ E_IGNORED, -1, -1, 0, FALSE, FALSE, 0 };

@@ -19,8 +19,9 @@
  * Invariants (ext_check(), asserted after each part):
  *  1. At most MAX_GUIDS GUIDs, MAX_PARTS parts and MAX_EXT_BYTES bytes of
  *     parts are kept for each; a part lies within its declared full
- *     length, which is at most MAX_EXT_BYTES and the same for every part
- *     of a GUID (a part that says otherwise is damage, not kept).
+ *     length, which is the same for every part of a GUID (a part that
+ *     says otherwise is damage, not kept); a GUID whose length is over
+ *     MAX_EXT_BYTES keeps no part, only its damage.
  *  2. A packet is handed out only whole: every byte of its full length
  *     covered by a part.
  */
@@ -82,7 +83,8 @@ static gboolean ext_check(const PixXmpExt *x)
 	for (guint i = 0; i < x->n; i++) {
 		const Packet *p = &x->packets[i];
 		gsize total = 0;
-		if (p->parts->len > MAX_PARTS || p->full_len > MAX_EXT_BYTES)
+		/* a packet declared too long keeps no part (it is damage) */
+		if (p->parts->len > MAX_PARTS || (p->full_len > MAX_EXT_BYTES && (p->parts->len > 0 || p->damage == NULL)))
 			return FALSE;
 		for (guint k = 0; k < p->parts->len; k++) {
 			const Part *part = &g_array_index(p->parts, Part, k);
