@@ -164,6 +164,10 @@ GBytes *pix_xmp_ext_take(PixXmpExt *x, const char *guid, char **problem)
 	if (x == NULL || guid == NULL)
 		return NULL;
 	g_autofree char *want = g_strstrip(g_strdup(guid));
+	if (strlen(want) != GUID_LEN || strspn(want, "0123456789abcdefABCDEF") != GUID_LEN) {
+		*problem = g_strdup("the extended XMP its main packet names is not named by a GUID of 32 hex digits");
+		return NULL;
+	}
 	Packet *p = NULL;
 	for (guint i = 0; i < x->n && p == NULL; i++)
 		if (g_ascii_strcasecmp(x->packets[i].guid, want) == 0)
