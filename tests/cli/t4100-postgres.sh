@@ -292,7 +292,12 @@ test_expect_success 'a catalog of PostgreSQL schema version 1 is upgraded in pla
 	PGU=$(pg_db up) && pg_q up <"$REPO/schema/pg/0001-catalog.sql" >/dev/null &&
 	pg_q up "INSERT INTO photoidx_catalog (application, schema_version) VALUES ('\''photoidx'\'', 1)" &&
 	for t in volumes scans roots dirs files meta changes; do
-		sqlite3 up.db ".mode insert $t" "SELECT * FROM $t" || return 1
+		# (the columns SQLite added after PostgreSQL version 1, at the
+		# end of their tables, left out: schema 0009)
+		cols=$(sqlite3 up.db "SELECT group_concat(name, '\'', '\'') FROM pragma_table_info('\''$t'\'')
+			WHERE NOT ('\''$t'\'' = '\''meta'\'' AND cid >= (SELECT cid FROM pragma_table_info('\''meta'\'') WHERE name = '\''rating'\''))
+			AND NOT ('\''$t'\'' = '\''changes'\'' AND name IN ('\''old_keywords'\'', '\''new_keywords'\'', '\''old_rating'\'', '\''new_rating'\''))") &&
+		sqlite3 up.db ".mode insert $t" "SELECT $cols FROM $t" || return 1
 	done | sed "s/X'\''\([0-9A-Fa-f]*\)'\''/'\''\\\\x\1'\''::bytea/g" >rows.sql &&
 	pg_q up <rows.sql >/dev/null &&
 	for t in volumes scans roots dirs files; do
