@@ -76,6 +76,7 @@
 #define NS_DIGIKAM "http://www.digikam.org/ns/1.0/"
 #define NS_MEDIAPRO "http://ns.iview-multimedia.com/mediapro/1.0/"
 #define NS_MS_PHOTO "http://ns.microsoft.com/photo/1.0/"
+#define NS_MS_PHOTO_BARE "http://ns.microsoft.com/photo/1.0"  /* Windows XP and Vista */
 #define NS_IPTC_CORE "http://iptc.org/std/Iptc4xmpCore/1.0/xmlns/"
 #define NS_IPTC_EXT "http://iptc.org/std/Iptc4xmpExt/2008-02-29/"
 #define NS_MWG_RS "http://www.metadataworkinggroup.com/schemas/regions/"
@@ -260,8 +261,10 @@ static const Node nodes[] = {
 	{ -1, NS_DIGIKAM, "TagsList", V_PATH, 1, '/', 0 },
 	{ -1, NS_MEDIAPRO, "CatalogSets", V_PATH, 2, '|', 0 },
 	{ -1, NS_MS_PHOTO, "LastKeywordXMP", V_PATH, 3, '/', 0 },
+	{ -1, NS_MS_PHOTO_BARE, "LastKeywordXMP", V_PATH, 3, '/', 0 },
 	TOP(NS_XMP, "Rating", V_RATING, 0),
 	TOP(NS_MS_PHOTO, "Rating", V_PERCENT, 0),
+	TOP(NS_MS_PHOTO_BARE, "Rating", V_PERCENT, 0),
 	TOP(NS_XMP, "Label", V_TEXT, X_LABEL),
 	TOP(NS_DC, "title", V_ALT, A_TITLE),
 	TOP(NS_DC, "description", V_ALT, A_DESCRIPTION),

@@ -10,8 +10,12 @@
 #                  for no region), in the catalog's order
 # With --sidecars, NAME.xmp or NAME.EXT.xmp beside an image is its sidecar,
 # whose values win field by field (the longer name first, as photoidx).
+# With --except FILE, the differences FILE lists (lines "PATH<TAB>FIELD<TAB>
+# why", PATH a suffix of the image's path, FIELD a column, "people" or
+# "regions") are expected: printed as "exception", and one listed that is
+# not a difference any more is printed as "stale" and fails.
 # Prints each difference and "compared N values"; exits 1 on a difference
-# or when nothing was compared.
+# (or a stale exception) or when nothing was compared.
 import json, os, sys
 
 HIER = [("XMP-lr:HierarchicalSubject", "|"), ("XMP-digiKam:TagsList", "/"),
@@ -173,7 +177,7 @@ def main():
     for path, r in sorted(ours.items()):
         d = theirs.get(path)
         if d is None:
-            bad.append("%s: exiftool did not read it" % path)
+            bad.append((path, "file", "exiftool did not read it"))
             continue
         want = values(d)
         orientation = int(d.get("IFD0:Orientation") or d.get("XMP-tiff:Orientation") or 1)
@@ -191,7 +195,7 @@ def main():
                 got = got or None
             n += 1
             if got != want[col]:
-                bad.append("%s: %s %r, exiftool's %r" % (path, col, got, want[col]))
+                bad.append((path, col, "%r, exiftool's %r" % (got, want[col])))
         names = r.get("people") or None
         want_people = want["people"]
         want_names = None
@@ -202,11 +206,11 @@ def main():
                     want_names.append(p[0])
         n += 1
         if names != want_names:
-            bad.append("%s: people %r, exiftool's %r" % (path, names, want_names))
+            bad.append((path, "people", "%r, exiftool's %r" % (names, want_names)))
         got_regions = regions.get(path, [])
         want_regions = [(p[0], shown(p[1], orientation) if p[1] is not None else None) for p in want_people or []]
         if len(got_regions) != len(want_regions):
-            bad.append("%s: %d regions, exiftool's %d" % (path, len(got_regions), len(want_regions)))
+            bad.append((path, "regions", "%d, exiftool's %d" % (len(got_regions), len(want_regions))))
             continue
         for g, w in zip(got_regions, want_regions):
             n += 1
@@ -216,11 +220,24 @@ def main():
                 w_area = None
             if g[0] != w[0] or (g[1] is None) != (w_area is None) or \
                     (g[1] is not None and any(abs(a - b) > 1e-6 for a, b in zip(g[1], w_area))):
-                bad.append("%s: region %r, exiftool's %r" % (path, g, (w[0], w_area)))
-    for b in bad:
-        print(b)
+                bad.append((path, "regions", "%r, exiftool's %r" % (g, (w[0], w_area))))
+    excepted = []
+    if "--except" in sys.argv:
+        for line in open(sys.argv[sys.argv.index("--except") + 1]):
+            f = line.rstrip("\n").split("\t")
+            if len(f) >= 2 and f[0] and not f[0].startswith("#"):
+                excepted.append((f[0], f[1]))
+    failed = False
+    for path, col, what in bad:
+        is_excepted = any(path.endswith("/" + e[0]) and col == e[1] for e in excepted)
+        print("%s%s: %s %s" % ("exception: " if is_excepted else "", path, col, what))
+        failed = failed or not is_excepted
+    for e in excepted:
+        if not any(path.endswith("/" + e[0]) and col == e[1] for path, col, what in bad):
+            print("stale: %s %s is not a difference" % e)
+            failed = True
     print("compared %d values" % n)
-    sys.exit(1 if bad or n == 0 else 0)
+    sys.exit(1 if failed or n == 0 else 0)
 
 
 main()

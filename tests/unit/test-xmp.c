@@ -1335,6 +1335,21 @@ static void test_tags_other_writers(void)
 	g_assert_null(p->tags->label);
 	g_assert_cmpint(p->tags->rating, ==, PIX_RATING_UNKNOWN);
 
+	/* Windows XP and Vista: the namespace without its final slash (the
+	 * samples' DSCN0010.jpg) */
+	g_autoptr(PixMeta) w = read_str(
+		"<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
+		"<rdf:Description rdf:about='' xmlns:MicrosoftPhoto='http://ns.microsoft.com/photo/1.0'>"
+		"<MicrosoftPhoto:Rating>99</MicrosoftPhoto:Rating><MicrosoftPhoto:LastKeywordXMP><rdf:Bag>"
+		"<rdf:li>Trips/Iceland</rdf:li></rdf:Bag></MicrosoftPhoto:LastKeywordXMP>"
+		"</rdf:Description></rdf:RDF></x:xmpmeta>");
+	g_autofree char *note5 = pix_meta_finish_tags(w);
+	g_assert_null(note5);
+	g_assert_nonnull(w->tags);
+	g_autofree char *lines5 = pix_tags_keyword_lines(w->tags);
+	g_assert_cmpstr(lines5, ==, "Trips/Iceland");
+	g_assert_cmpint(w->tags->rating, ==, 5);
+
 	/* nothing of the photographer's: no tags at all */
 	g_autofree char *note4 = NULL;
 	g_autoptr(PixMeta) none = read_tags("tiff:Make='Canon'", "", &note4);
