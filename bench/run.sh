@@ -146,7 +146,7 @@ if [ "$(id -u)" = 0 ] && [ -w /proc/sys/vm/drop_caches ]; then can_drop=1; fi
 mkdir -p "$BENCH_DIR"
 RESULTS="$BENCH_DIR/results.txt"
 : >"$RESULTS"
-rm -f "$BENCH_DIR/nas-results.txt" "$BENCH_DIR/pg-results.txt" "$BENCH_DIR/lib-import.json" "$BENCH_DIR/lib-rescan.json" "$BENCH_DIR/lib-quick.json" "$BENCH_DIR/lib.files"
+rm -f "$BENCH_DIR/nas-results.txt" "$BENCH_DIR/pg-results.txt" "$BENCH_DIR/tags-results.txt" "$BENCH_DIR/lib-import.json" "$BENCH_DIR/lib-rescan.json" "$BENCH_DIR/lib-quick.json" "$BENCH_DIR/lib.files"
 log() { echo "bench: $*" >&2; }
 
 # --- a quiet machine ----------------------------------------------------------
@@ -801,6 +801,104 @@ if [ "${BENCH_PG:-1}" = 1 ] && [ "$(id -u)" = 0 ]; then
 	run_pg
 fi
 
+# --- the photographer's metadata: the import against the photoidx before it --
+#
+# BENCH_TAGS=0 to skip.  Issue 28 reads keywords, people, ratings and texts
+# (XMP, ExtendedXMP, IPTC-IIM, sidecars) in the same pass as EXIF, and
+# writes their rows: the warm import of the card and of the library (the
+# corpora as above, generated here when BENCH_CORPORA has not) by this
+# photoidx against the photoidx of BENCH_TAGS_BASE (default: the commit
+# before src/tags.c was added, today's main when the work began), built
+# from git into $BENCH_DIR/tags-base-COMMIT (kept between runs).  Each run
+# imports into a new catalog, the two photoidx in turn (BENCH_RUNS runs
+# each, interleaved so that a busy moment falls on both); the medians of
+# wall and processor time are compared.  Target: no slower than 1.05x.
+TAGS_CORPORA=${BENCH_TAGS_CORPORA:-card lib}
+tags_base_build() {
+	base=${BENCH_TAGS_BASE:-}
+	if [ -z "$base" ]; then
+		added=$(git -C "$REPO" log --diff-filter=A --format=%H -1 -- src/tags.c 2>/dev/null) || added=""
+		[ -n "$added" ] && base=$(git -C "$REPO" rev-parse "$added^")
+	fi
+	if [ -z "$base" ] || ! base=$(git -C "$REPO" rev-parse --verify -q "$base^{commit}"); then
+		log "photographer's metadata: no base commit to build (not a git checkout?)"
+		return 1
+	fi
+	TAGS_BASE=$(git -C "$REPO" rev-parse --short "$base")
+	src="$BENCH_DIR/tags-base-$base"
+	if [ ! -x "$src/photoidx" ]; then
+		log "building the photoidx of $TAGS_BASE (the import's baseline)"
+		rm -rf "$src"
+		mkdir -p "$src"
+		git -C "$REPO" archive "$base" | tar -x -C "$src"
+		env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$src" SANITIZE= photoidx >"$src.log" 2>&1 ||
+			{ log "cannot build the photoidx of $TAGS_BASE: $src.log"; rm -rf "$src"; return 1; }
+	fi
+	TAGS_BASE_PHOTOIDX=$src/photoidx
+}
+run_tags() {
+	tags_base_build || return 0
+	saved=$RESULTS
+	RESULTS="$BENCH_DIR/tags-results.txt"
+	: >"$RESULTS"
+	echo "$TAGS_BASE" >"$BENCH_DIR/tags-base.txt"
+	db="$BENCH_DIR/tags-bench.db"
+	# (not $c: gen_lib counts with it)
+	for tc in $TAGS_CORPORA; do
+		case $tc in
+		card) make_corpus card "$CARD_FILES x $CARD_BYTES" gen_card ;;
+		lib) make_corpus lib "$LIB_FILES x $LIB_BYTES in $LIB_LAYOUT" gen_lib ;;
+		*) log "BENCH_TAGS_CORPORA: card or lib, not $tc"; continue ;;
+		esac
+		: >"$BENCH_DIR/tags-times-base"
+		: >"$BENCH_DIR/tags-times-new"
+		i=0
+		while [ $i -lt "$RUNS" ]; do
+			for which in base new; do
+				bin=$PHOTOIDX
+				[ "$which" = base ] && bin=$TAGS_BASE_PHOTOIDX
+				rm -f "$db"*
+				warm "$BENCH_DIR/$tc"
+				"$TIME" -f '%e %M %U %S' -o "$BENCH_DIR/t1" "$bin" scan --db "$db" -q --keep-cache "$BENCH_DIR/$tc" \
+					>/dev/null 2>"$BENCH_DIR/stderr" || { log "photoidx ($which) failed on $tc:"; cat "$BENCH_DIR/stderr" >&2; }
+				tail -n 1 "$BENCH_DIR/t1" >>"$BENCH_DIR/tags-times-$which"
+			done
+			i=$((i + 1))
+		done
+		for which in base new; do
+			f="$BENCH_DIR/tags-times-$which"
+			echo "$tc warm tags_$which $(cut -d' ' -f1 "$f" | median) $(cut -d' ' -f2 "$f" | sort -n | tail -n 1)" \
+				"$(cut -d' ' -f3 "$f" | median) $(cut -d' ' -f4 "$f" | median)" >>"$RESULTS"
+			log "$tc warm tags_$which: $(tail -n 1 "$RESULTS" | cut -d' ' -f4-)"
+		done
+	done
+	rm -f "$db"*
+	RESULTS=$saved
+}
+if [ "${BENCH_TAGS:-1}" = 1 ]; then
+	run_tags
+fi
+
+# This photoidx's import against the photoidx before the photographer's
+# metadata.
+tags_report() {
+	awk -v base="$(cat "$BENCH_DIR/tags-base.txt" 2>/dev/null)" -v runs="$RUNS" '
+		{ t[$1, $3] = $4; r[$1, $3] = $5; cpu[$1, $3] = $6 + $7; if (!($1 in seen)) order[++n] = $1; seen[$1] = 1 }
+		END {
+			if (!n) exit
+			printf "\nThe photographer'"'"'s metadata (issue 28): the warm import (`--keep-cache`, a new catalog each run, median of %d runs, the two in turn) by this photoidx against that of %s, before it:\n\n", runs, base
+			print "| corpus | before | now | now over before | processor time before | now | now over before | peak RSS before, now |"
+			print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+			for (i = 1; i <= n; i++) {
+				c = order[i]
+				if (t[c, "tags_base"] == "" || t[c, "tags_new"] == "") continue
+				printf "| %s | %.2f s | %.2f s | %.2fx | %.2f s | %.2f s | %.2fx | %.0f MB, %.0f MB |\n", c, t[c, "tags_base"], t[c, "tags_new"],
+					(t[c, "tags_base"] > 0 ? t[c, "tags_new"] / t[c, "tags_base"] : 0), cpu[c, "tags_base"], cpu[c, "tags_new"],
+					(cpu[c, "tags_base"] > 0 ? cpu[c, "tags_new"] / cpu[c, "tags_base"] : 0), r[c, "tags_base"] / 1024, r[c, "tags_new"] / 1024
+			}
+		}' "$BENCH_DIR/tags-results.txt"
+}
+
 # PostgreSQL against SQLite, and three scanners against one.
 pg_report() {
 	awk -v lib="$LIB_FILES" -v part="$PG_PART_FILES" -v nproc="$NPROC" -v newf="$PG_NEW_FILES" -v delay="$PG_DELAY" '{ t[$1, $3] = $4 }
@@ -858,7 +956,7 @@ targets() {
 	[ -f "$BENCH_DIR/lib-quick.json" ] && quick_read=$(jq .bytes_read "$BENCH_DIR/lib-quick.json")
 	echo "| what | measured | ratio or value | target | result |"
 	echo "| --- | --- | ---: | ---: | --- |"
-	cat "$RESULTS" "$BENCH_DIR/nas-results.txt" "$BENCH_DIR/pg-results.txt" 2>/dev/null | awk -v nproc="$NPROC" \
+	cat "$RESULTS" "$BENCH_DIR/nas-results.txt" "$BENCH_DIR/pg-results.txt" "$BENCH_DIR/tags-results.txt" 2>/dev/null | awk -v nproc="$NPROC" \
 		-v mfiles="$MILLION_FILES" -v sfiles="$SUBSET_FILES" -v lib_files="$lib_files" -v lib_new="$lib_new" \
 		-v rates="$rates" -v rescan_read="$rescan_read" -v quick_read="$quick_read" '
 		{ t[$1, $2, $3] = $4; rss[$1, $2, $3] = $5; cpu[$1, $2, $3] = $6 + $7 }
@@ -907,6 +1005,10 @@ targets() {
 			vs("small: warm, vs `md5sum -P" nproc "`", "small warm photoidx", "small warm md5sum", "photoidx", "md5sum", "<=", 0.7)
 			vs("seq: warm, vs `md5sum -P" nproc "`", "seq warm photoidx", "seq warm md5sum", "photoidx", "md5sum", "<=", 0.7)
 			vs("lib: warm, vs `md5sum -P" nproc "`", "lib warm photoidx", "lib warm md5sum", "photoidx", "md5sum", "<=", 0.7)
+			vs("card: import, warm, vs the photoidx before issue 28 (keywords, people)", "card warm tags_new", "card warm tags_base",
+				"now", "before", "<=", 1.05)
+			vs("lib: import, warm, vs the photoidx before issue 28 (keywords, people)", "lib warm tags_new", "lib warm tags_base",
+				"now", "before", "<=", 1.05)
 			vs("small: cold, vs the read limit (16 threads)", "small cold photoidx", "small cold read_limit", "photoidx", "read limit", "<=", 1.1)
 			vs("seq: cold, vs the read limit (16 threads)", "seq cold photoidx", "seq cold read_limit", "photoidx", "read limit", "<=", 1.1)
 			rss_under("lib: import, photoidx peak RSS", "the warm import", "lib warm photoidx", "")
@@ -988,6 +1090,7 @@ report() {
 	million_report
 	[ -s "$BENCH_DIR/nas-results.txt" ] && nas_report
 	[ -s "$BENCH_DIR/pg-results.txt" ] && pg_report
+	[ -s "$BENCH_DIR/tags-results.txt" ] && tags_report
 	if [ -f "$BENCH_DIR/lib-import.json" ]; then lib_report; query_report; fi
 	if [ -f "$BENCH_DIR/dups-counts.txt" ]; then dups_report; fi
 	awk '$1 == "card" && $2 == "warm" && $3 == "photoidx_meta" { m = $4 } $1 == "card" && $2 == "warm" && $3 == "photoidx_scan" { s = $4 }
