@@ -8,6 +8,7 @@
 # (oracle-tags.py).  Then the sidecar's precedence, the change log of an
 # edited sidecar, and hostile XMP and IPTC.
 . "$(dirname "$0")/lib.sh"
+. "$TEST_DIR/tags-lib.sh"
 
 if ! command -v exiftool >/dev/null || ! command -v python3 >/dev/null || ! command -v jq >/dev/null; then
 	echo "1..0 # SKIP exiftool, python3 or jq is missing (contrib/debian-deps.sh test installs them)"
@@ -182,14 +183,15 @@ test_expect_success 'a sidecar deleted: the image has its own values again, and 
 	px changes --db "$DB" --since "$seq0" --json >ch2.json &&
 	test "$(jq -c ".changes[] | select(.path | endswith(\"NEF\")) | [.kind, .old_rating, .new_rating, .new_keywords]" ch2.json)" = \
 		"[\"changed\",2,1,[\"camera\"]]" &&
-	sound
+	sound && tags_sound
 '
 
 test_expect_success 'an unchanged rescan reads nothing and logs nothing; --reread logs no keyword change' '
 	seq0=$(q "select max(seq) from changes") &&
 	px scan --db "$DB" --json styles >again.json && test "$(jq .bytes_read again.json)" = 0 &&
 	px scan --db "$DB" --json --reread styles >reread.json && test "$(jq .bytes_read reread.json)" -gt 0 &&
-	want_q "select count(*) from changes where seq > $seq0" 0
+	want_q "select count(*) from changes where seq > $seq0" 0 &&
+	tags_sound
 '
 
 test_expect_success 'forget drops the keyword and people rows of the files it forgets' '
@@ -197,7 +199,7 @@ test_expect_success 'forget drops the keyword and people rows of the files it fo
 	px forget --db "$DB" --missing >/dev/null 2>&1 &&
 	want_q "select count(*) from keywords where file_id not in (select id from files)" 0 &&
 	want_q "select count(*) from people where file_id not in (select id from files)" 0 &&
-	mv moved-away styles/digikam && sound
+	mv moved-away styles/digikam && sound && tags_sound
 '
 
 # --- hostile XMP and IPTC: a note (the file in state error), the rest kept ---
@@ -250,7 +252,7 @@ test_expect_success 'each hostile file: exit 1, one warning each, a note, the re
 	want_q "select rating from file_info where name = '\''huge.jpg'\''" 4 &&
 	want_q "select title from file_info where name = '\''iptc-cut.jpg'\''" Kept &&
 	want_q "select state, keywords from file_info where name = '\''good.jpg'\''" "ok|fine" &&
-	sound
+	sound && tags_sound
 '
 
 test_done

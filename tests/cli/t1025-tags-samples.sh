@@ -7,6 +7,7 @@
 # reads nothing does not pass; a second scan, and a --reread of them all,
 # log no change and leave the same values.
 . "$(dirname "$0")/lib.sh"
+. "$TEST_DIR/tags-lib.sh"
 require_samples
 
 if ! command -v exiftool >/dev/null || ! command -v python3 >/dev/null || ! command -v jq >/dev/null; then
@@ -45,7 +46,8 @@ test_expect_success 'the samples carry keywords, ratings and texts, and the cata
 	test "$(q "select count(distinct file_id) from file_keywords")" -ge 5 &&
 	test "$(q "select count(*) from file_info where creator is not null")" -ge 8 &&
 	test "$(q "select count(*) from file_info where copyright is not null")" -ge 5 &&
-	test "$(q "select count(*) from file_info where title is not null or caption is not null")" -ge 8
+	test "$(q "select count(*) from file_info where title is not null or caption is not null")" -ge 8 &&
+	tags_sound
 '
 
 test_expect_success 'a second scan, and a --reread of every sample, log no change' '

@@ -5,6 +5,7 @@
 # keyword, person, rating; the new fields in JSON, CSV and JSON lines;
 # a sidecar's values counting for its image.  On both backends.
 . "$(dirname "$0")/lib.sh"
+. "$TEST_DIR/tags-lib.sh"
 
 if ! command -v exiftool >/dev/null || ! command -v jq >/dev/null; then
 	echo "1..0 # SKIP exiftool or jq is missing (contrib/debian-deps.sh test installs them)"
@@ -34,7 +35,8 @@ test_expect_success 'setup: a library with keywords, people, ratings and texts (
 	mkfix tiff lib/raw.NEF --make NIKON &&
 	et -o lib/raw.xmp -XMP-dc:Subject=glacier -XMP-xmp:Rating=4 -XMP-iptcExt:PersonInImage=Bob\ Builder &&
 	cp lib/cph.jpg lib/cph-copy.jpg &&
-	age lib && px scan --db "$DB" -q lib
+	age lib && px scan --db "$DB" -q lib &&
+	tags_sound
 '
 
 test_expect_success '--keyword: any case; a path takes the hierarchy below it; a level by its name; no partial names' '

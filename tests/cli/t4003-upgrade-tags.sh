@@ -9,6 +9,7 @@
 # Needs a git checkout (the old photoidx is built from it) and exiftool
 # (to write the tags); skipped otherwise.
 . "$(dirname "$0")/lib.sh"
+. "$TEST_DIR/tags-lib.sh"
 
 if ! command -v git >/dev/null || ! git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
 	echo "1..0 # SKIP not a git checkout: the photoidx before schema 0009 cannot be built"
@@ -137,7 +138,8 @@ test_expect_success 'scan --reread fills them in as a new catalog has them, read
 	grep -q "IMG_3.jpg\".*\"people\":\[\"Ada\"\]" upgraded.txt &&
 	grep -q "IMG_4.jpg\",\"keywords\":\[\"Trips/Iceland\"\],\"rating\":2,.*\"caption\":\"From the sidecar\"" upgraded.txt &&
 	grep -q "IMG_5.jpg\",\"keywords\":\[\],\"rating\":3" upgraded.txt &&
-	test "$(q "select count(*) from file_people")" = 1
+	test "$(q "select count(*) from file_people")" = 1 &&
+	tags_sound
 '
 
 test_expect_success 'a rating and keywords changed after it are logged with their values before and after' '
