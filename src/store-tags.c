@@ -11,7 +11,8 @@
  * and file_keywords say the same in SQL.  A change of either is logged
  * as a 'changed' entry of the image with the values before and after.
  *
- * Invariants:
+ * Invariants (checked in SQL, on either backend, by tags_sound in
+ * tests/cli/tags-lib.sh, after each catalog the tag tests make):
  *  1. A file's keyword and people rows are written in the batch of its
  *     meta row, from the same PixTags: meta.keywords is NULL exactly when
  *     it has no keyword row, meta.people exactly when no people row.
