@@ -1,7 +1,7 @@
 # oracle-tags.py: the photographer's metadata of each image as photoidx
 # must give it (doc/schema.md, issue 28), worked out from exiftool's
 # reading of the same files (`exiftool -j -G1 -struct -n`), and compared
-# with the catalog's, value by value.  Used by t1024 and t1025.
+# with the catalog's, value by value.  Used by t1025 and t1026.
 #
 # Usage: python3 oracle-tags.py EXIFTOOL.json RECORDS.json PEOPLE.tsv [--sidecars]
 #   EXIFTOOL.json  exiftool's objects for the images and their sidecars
