@@ -235,10 +235,15 @@ static void test_bounds(void)
 
 static void test_foreign(void)
 {
-	static const guint8 png[] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0 };
-	g_assert_null(pix_thumb_from_buffer(png, sizeof png));
-	g_assert_null(pix_thumb_from_buffer(png, 2));
+	static const guint8 gif[] = { 'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0, 0, 0, 0 };
+	g_assert_null(pix_thumb_from_buffer(gif, sizeof gif));
+	g_assert_null(pix_thumb_from_buffer(gif, 2));
 	g_assert_null(pix_thumb_from_buffer(NULL, 0));
+	/* a PNG's signature and nothing more: a note (PNGs are decoded) */
+	static const guint8 png[] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0 };
+	g_autoptr(PixThumb) p = pix_thumb_from_buffer(png, sizeof png);
+	g_assert_nonnull(p);
+	g_assert_cmpstr(p->note, ==, "a truncated PNG");
 	/* a JPEG's start and then garbage: a note, not a crash */
 	guint8 junk[4096];
 	junk[0] = 0xFF; junk[1] = 0xD8; junk[2] = 0xFF;
