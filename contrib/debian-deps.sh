@@ -22,7 +22,7 @@ test="$build sqlite3 jq strace inotify-tools util-linux perl valgrind bash-compl
 # rmlint and jdupes are the duplicate finders `photoidx dups` is compared
 # with; fclones, the third, is not packaged in Debian 12 (the bench runs it
 # only where it is on PATH)
-bench="$test hyperfine time gnuplot-nox rmlint jdupes"
+bench="$test hyperfine time gnuplot-nox rmlint jdupes libvips-tools imagemagick"
 # libFuzzer (libclang_rt.fuzzer) and the sanitizers' runtimes live in
 # libclang-rt-14-dev, which clang only recommends (and recommends are not
 # installed here)
