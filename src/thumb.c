@@ -564,6 +564,8 @@ static void feed_decided(PixThumbMaker *m, const guint8 *data, gsize len)
 
 void pix_thumb_maker_feed(PixThumbMaker *m, const guint8 *data, gsize len)
 {
+	if (len == 0)
+		return;
 	if (m->format == F_SNIFF) {
 		gsize take = MIN(len, SNIFF_BYTES - m->n_head);
 		memcpy(m->head + m->n_head, data, take);
