@@ -8,11 +8,6 @@
 
 CANARY="$TRASH/outside/canary.jpg"
 
-# sound: PRAGMA integrity_check on SQLite (PostgreSQL has none to run)
-sound() {
-	sound
-}
-
 # the catalog's tables, to count: TABLES where TABLE_NAME in (...)
 if backend_is sqlite; then
 	TABLES="select count(*) from sqlite_master" TABLE_NAME="type = 'table' and name"
