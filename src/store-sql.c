@@ -264,6 +264,13 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		"DELETE FROM thumbs WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.md5 = thumbs.md5 AND f.size = thumbs.size)",
 	[ST_THUMBS_WANTED] = THUMBS_WANTED(DIR_UNDER),
 	[ST_THUMBS_ALL] = "SELECT size, md5 FROM thumbs",
+	/* the renditions of the contents ?2... (by MD5: the caller matches
+	 * the size) that have a thumbnail; ?1 says which JPEGs to send (1 the
+	 * 256 px, 2 the 512 px, 3 both), so an export reads what it writes */
+	[ST_THUMBS_BY_MD5S] =
+		"SELECT md5, size, large_width, large_height, CASE WHEN ?1 IN (1, 3) THEN large_jpeg END,"
+		" xlarge_width, xlarge_height, CASE WHEN ?1 IN (2, 3) THEN xlarge_jpeg END"
+		" FROM thumbs WHERE note IS NULL AND md5 IN (" SET_PARAMS ")",
 	[ST_THUMBS_SIZE] =
 		"SELECT count(*), coalesce(sum(CASE WHEN note IS NULL THEN 1 ELSE 0 END), 0),"
 		" coalesce(sum(length(large_jpeg) + length(xlarge_jpeg)), 0) FROM thumbs",
