@@ -335,6 +335,16 @@ void pix_fit_within(guint width, guint height, guint box, guint *out_width, guin
 	}
 }
 
+gboolean pix_fit_agrees(guint width, guint height, guint rend_width, guint rend_height)
+{
+	if (width == 0 || height == 0 || rend_width == 0 || rend_height == 0)
+		return FALSE;
+	guint w, h;
+	pix_fit_within(width, height, MAX(rend_width, rend_height), &w, &h);
+	return (w > rend_width ? w - rend_width : rend_width - w) <= 1 &&
+	       (h > rend_height ? h - rend_height : rend_height - h) <= 1;
+}
+
 GBytes *pix_pixels_to_jpeg(const PixPixels *p, int quality, GError **error)
 {
 	struct jpeg_compress_struct e;

@@ -74,6 +74,14 @@ void pix_fit_box(guint width, guint height, guint box, guint *out_width, guint *
  * cache's sizes (an image smaller than the box keeps its size). */
 void pix_fit_within(guint width, guint height, guint box, guint *out_width, guint *out_height);
 
+/*
+ * Whether a rendition of `rend_width` x `rend_height` is the image of
+ * `width` x `height` scaled (its aspect within a pixel's rounding): then
+ * the image's own size gives the short edge a front end would compute
+ * from the image itself, and it is used for the fits above.
+ */
+gboolean pix_fit_agrees(guint width, guint height, guint rend_width, guint rend_height);
+
 /* Encodes `p` as a baseline JPEG of `quality` (1-100), Huffman tables
  * optimised (transfer full).  FALSE with `error` on a libjpeg failure. */
 GBytes *pix_pixels_to_jpeg(const PixPixels *p, int quality, GError **error);
