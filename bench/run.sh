@@ -25,7 +25,7 @@
 # Set BENCH_CORPORA="card seq big lib small million" (the default) to
 # choose: without million the million files are neither generated nor
 # timed, the way to a short run; BENCH_CORPORA="" runs none of them (only
-# the sections after: duplicates, watch, NAS, PostgreSQL).  BENCH_RUNS (3) is the number of timed
+# the sections after: duplicates, watch, NAS, PostgreSQL, thumbnails).  BENCH_RUNS (3) is the number of timed
 # runs per figure (the median is reported); BENCH_MILLION_RUNS (1) that of
 # the million files, each run of which takes 20-80 s.
 #
@@ -957,6 +957,122 @@ if [ "${BENCH_THUMBS:-1}" = 1 ]; then
 	extra_trees="$BENCH_DIR/thumbraw-previews" run_thumbs thumbraw "$BENCH_DIR/thumbraw-previews"
 fi
 
+# --- thumbnails: the exports into front ends' caches (issue 26) -----------
+#
+# BENCH_THUMBS=0 (or BENCH_THUMB_EXPORT=0) to skip.  A corpus of BENCH_THUMBS_FILES (10000) photos
+# of 1600 x 1200 (BENCH_THUMBS_BASES, 16, plasma fractals made by
+# ImageMagick, each copied with a trailer of its own after its end marker,
+# so every file is a content of its own that the scan decodes; with
+# mkfixture's grey noise where ImageMagick is missing, the worst case for
+# PNG), scanned once with --thumbnails into its own catalog (not timed).
+# Timed, warm, BENCH_RUNS runs each, the catalog in the page cache:
+#   kpa         export --kphotoalbum into the corpus, from nothing:
+#               index.xml, exif-info.db and .thumbnails (the 256 px
+#               renditions as stored: no decoding)
+#   kpa_200     the same at thumbSize 200 (every thumbnail decoded from
+#               the 512 px rendition, scaled and encoded again)
+#   kpa_again   export --kphotoalbum once more: everything up to date
+#   xdg         export --xdg-thumbnails into an empty folder: 3 PNGs a file
+#   xdg_again   the same again: every PNG current, none written
+# Results in $BENCH_DIR/thumbexp-results.txt ("what seconds rss_kb user sys"),
+# reported after the rest (thumbexp_report).
+THUMBS_FILES=${BENCH_THUMBS_FILES:-10000}
+THUMBS_BASES=${BENCH_THUMBS_BASES:-16}
+
+gen_thumbexp() {
+	base="$BENCH_DIR/thumbexp-bases"
+	rm -rf "$base" && mkdir -p "$base"
+	i=0
+	while [ $i -lt "$THUMBS_BASES" ]; do
+		if command -v convert >/dev/null; then
+			convert -seed $((i + 1)) -size 1600x1200 plasma:fractal -blur 0x1 -quality 90 "$base/b$i.jpg"
+		else
+			"$MKFIXTURE" jpeg "$base/b$i.jpg" --width 1600 --height 1200 --size 400000 --seed $((i + 1))
+		fi
+		i=$((i + 1))
+	done
+	i=0
+	while [ $i -lt "$THUMBS_FILES" ]; do
+		d="$BENCH_DIR/thumbexp/$(printf '%03d' $((i / 500)))"
+		[ $((i % 500)) = 0 ] && mkdir -p "$d"
+		{ cat "$base/b$((i % THUMBS_BASES)).jpg"; printf 'photoidx bench %08d' $i; } >"$d/IMG_$(printf '%05d' $i).JPG"
+		i=$((i + 1))
+	done
+	rm -rf "$base"
+}
+
+# thumbexp_time WHAT PREP CMD: CMD timed $RUNS times, PREP (not timed) before each
+thumbexp_time() {
+	what=$1 prep=$2 cmd=$3 runs=$RUNS
+	: >"$BENCH_DIR/times"
+	while [ "$runs" -gt 0 ]; do
+		sh -c "$prep"
+		"$TIME" -f '%e %M %U %S' -o "$BENCH_DIR/t1" sh -c "$cmd" >/dev/null 2>"$BENCH_DIR/stderr" ||
+			{ log "thumbnails: $what failed:"; cat "$BENCH_DIR/stderr" >&2; }
+		tail -n 1 "$BENCH_DIR/t1" >>"$BENCH_DIR/times"
+		runs=$((runs - 1))
+	done
+	echo "$what $(cut -d' ' -f1 "$BENCH_DIR/times" | median) $(cut -d' ' -f2 "$BENCH_DIR/times" | sort -n | tail -n 1)" \
+		"$(cut -d' ' -f3 "$BENCH_DIR/times" | median) $(cut -d' ' -f4 "$BENCH_DIR/times" | median)" >>"$BENCH_DIR/thumbexp-results.txt"
+	log "thumbnails: $(tail -n 1 "$BENCH_DIR/thumbexp-results.txt")"
+}
+
+run_thumbexp() {
+	corpus="$BENCH_DIR/thumbexp" db="$BENCH_DIR/thumbexp.db" xdg="$BENCH_DIR/thumbexp-xdg"
+	kind=mkfixture
+	command -v convert >/dev/null && kind=plasma
+	make_corpus thumbexp "$THUMBS_FILES x 1600x1200 $kind, $THUMBS_BASES bases" gen_thumbexp
+	rm -f "$db"*
+	log "thumbnails: scanning $corpus with --thumbnails (not timed)"
+	"$PHOTOIDX" scan --db "$db" -q --thumbnails "$corpus" || log "thumbnails: the scan exited $?"
+	: >"$BENCH_DIR/thumbexp-results.txt"
+	echo "kind $kind" >>"$BENCH_DIR/thumbexp-results.txt"
+	echo "thumbnails $(sqlite3 "$db" "select count(*) from thumbs where note is null") \
+$(sqlite3 "$db" "select coalesce(sum(length(large_jpeg) + length(xlarge_jpeg)), 0) from thumbs")" >>"$BENCH_DIR/thumbexp-results.txt"
+	warm "$corpus" && cat "$db" >/dev/null
+	clean="rm -rf '$corpus/.thumbnails' '$corpus/index.xml' '$corpus'/index.xml~* '$corpus/exif-info.db' '$corpus/.photoidx-kpa'"
+	rc="$BENCH_DIR/thumbexp-config"
+	mkdir -p "$rc"
+	thumbexp_time kpa "$clean" "XDG_CONFIG_HOME='$rc' '$PHOTOIDX' export --db '$db' -q --kphotoalbum '$corpus'"
+	echo "kpa_bytes $(du -sb "$corpus/.thumbnails" | cut -f1)" >>"$BENCH_DIR/thumbexp-results.txt"
+	thumbexp_time kpa_again ":" "XDG_CONFIG_HOME='$rc' '$PHOTOIDX' export --db '$db' -q --kphotoalbum '$corpus'"
+	printf '[Thumbnails - %s/]\nthumbSize=200\n' "$corpus" >"$rc/kphotoalbumrc"
+	thumbexp_time kpa_200 "$clean" "XDG_CONFIG_HOME='$rc' '$PHOTOIDX' export --db '$db' -q --kphotoalbum '$corpus'"
+	rm -f "$rc/kphotoalbumrc"
+	sh -c "$clean"
+	thumbexp_time xdg "rm -rf '$xdg'" "'$PHOTOIDX' export --db '$db' -q --xdg-thumbnails '$xdg'"
+	echo "xdg_bytes $(du -sb "$xdg" | cut -f1)" >>"$BENCH_DIR/thumbexp-results.txt"
+	thumbexp_time xdg_again ":" "'$PHOTOIDX' export --db '$db' -q --xdg-thumbnails '$xdg'"
+	rm -rf "$xdg" "$rc"
+}
+rm -f "$BENCH_DIR/thumbexp-results.txt"
+if [ "${BENCH_THUMBS:-1}" = 1 ] && [ "${BENCH_THUMB_EXPORT:-1}" = 1 ]; then
+	run_thumbexp
+fi
+
+thumbexp_report() {
+	[ -s "$BENCH_DIR/thumbexp-results.txt" ] || return 0
+	awk -v nproc="$NPROC" '{ t[$1] = $2; r[$1] = $3; u[$1] = $4; s[$1] = $5 }
+		function row(k, what) {
+			if (t[k] == "") return
+			printf "| %s | %.2f s | %.2f s | %.1f ms | %.0f MB |\n", what, t[k], u[k] + s[k], 1000 * (u[k] + s[k]) / n, r[k] / 1024
+		}
+		END {
+			n = t["thumbnails"]
+			if (n == 0) exit
+			print ""
+			printf "Thumbnails into front ends'"'"' caches (no image file opened): %d photos of 1600 x 1200 (%s), scanned with --thumbnails, %.0f MB of renditions in the catalog; warm, %d cores:\n\n", n, t["kind"] == "plasma" ? "ImageMagick plasma fractals" : "mkfixture grey noise", r["thumbnails"] / 1e6, nproc
+			print "| export | wall | processor | processor per photo | peak RSS |"
+			print "| --- | ---: | ---: | ---: | ---: |"
+			row("kpa", "--kphotoalbum from nothing (index.xml, exif-info.db, .thumbnails at 256 px: as stored)")
+			row("kpa_200", "--kphotoalbum at thumbSize 200 (each decoded from 512 px, scaled, encoded)")
+			row("kpa_again", "--kphotoalbum again (up to date)")
+			row("xdg", "--xdg-thumbnails into an empty cache (3 PNGs a photo)")
+			row("xdg_again", "--xdg-thumbnails again (every PNG current)")
+			printf "\nKPhotoAlbum'"'"'s .thumbnails: %.0f MB; the freedesktop.org cache: %.0f MB.\n", t["kpa_bytes"] / 1e6, t["xdg_bytes"] / 1e6
+		}' "$BENCH_DIR/thumbexp-results.txt"
+}
+
 # --- report -----------------------------------------------------------------
 
 # The run: when, what, where, and how quiet the machine was.
@@ -1117,6 +1233,7 @@ report() {
 	if [ -f "$BENCH_DIR/lib-import.json" ]; then lib_report; query_report; fi
 	if [ -f "$BENCH_DIR/dups-counts.txt" ]; then dups_report; fi
 	thumbs_report
+	thumbexp_report
 	awk '$1 == "card" && $2 == "warm" && $3 == "photoidx_meta" { m = $4 } $1 == "card" && $2 == "warm" && $3 == "photoidx_scan" { s = $4 }
 		$1 == "card" && $2 == "warm" && $3 == "exiftool" { e = $4 }
 		END { if (m != "" && m > 0) printf "\nMetadata of the card: exiftool -fast2 %.2f s; photoidx spends %.3f s of processor time reading headers and EXIF (%.0fx faster) and %.2f s checking that each image reaches its end marker (a damage check exiftool does not make).\n", e, m, e / m, s }' "$RESULTS"

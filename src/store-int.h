@@ -96,6 +96,7 @@ typedef enum {
 	ST_THUMBS_WANTED,
 	ST_THUMBS_SIZE,
 	ST_THUMBS_ALL,
+	ST_THUMBS_BY_MD5S,
 	ST_SEQ_LOCK,            /* PostgreSQL only: the change log's order (store-pg.c) */
 	ST_SEQ_MAX,
 	ST_CHANGE_INSERT_SEQ,

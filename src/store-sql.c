@@ -267,6 +267,13 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	 * of an older maker, which ST_THUMBS_WANTED sends to be read again */
 	[ST_THUMBS_ALL] = "SELECT size, md5 FROM thumbs WHERE note IS NULL OR version >= "
 		G_STRINGIFY(PIX_THUMB_VERSION),
+	/* the renditions of the contents ?2... (by MD5: the caller matches
+	 * the size) that have a thumbnail; ?1 says which JPEGs to send (1 the
+	 * 256 px, 2 the 512 px, 3 both), so an export reads what it writes */
+	[ST_THUMBS_BY_MD5S] =
+		"SELECT md5, size, large_width, large_height, CASE WHEN ?1 IN (1, 3) THEN large_jpeg END,"
+		" xlarge_width, xlarge_height, CASE WHEN ?1 IN (2, 3) THEN xlarge_jpeg END"
+		" FROM thumbs WHERE note IS NULL AND md5 IN (" SET_PARAMS ")",
 	[ST_THUMBS_SIZE] =
 		"SELECT count(*), coalesce(sum(CASE WHEN note IS NULL THEN 1 ELSE 0 END), 0),"
 		" coalesce(sum(length(large_jpeg) + length(xlarge_jpeg)), 0) FROM thumbs",
