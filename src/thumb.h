@@ -27,6 +27,8 @@
 
 #include <glib.h>
 
+#include "phash.h"
+
 /* The renditions, by the freedesktop.org names of their sizes. */
 typedef enum {
 	PIX_THUMB_LARGE = 0,   /* 256 px on the long edge */
@@ -56,6 +58,7 @@ typedef struct {
 	guint height_px[PIX_THUMB_N_SIZES];
 	const char *source;   /* static: "jpeg" (a DCT-scaled decode of the image) */
 	char *note;           /* why there is no thumbnail (owned), or NULL */
+	PixPhash phash;       /* of PIX_THUMB_LARGE's pixels (phash.h); unset with a note */
 } PixThumb;
 
 /* A thumbnail that is only a note (transfer full). */
