@@ -17,8 +17,10 @@ build="build-essential pkg-config libglib2.0-dev libexif-dev libsqlite3-dev libs
 # ask again" settings are kept only with frameworkintegration), a NAS
 # over sshfs from an sshd in a network namespace (tests/tools/nas.sh), and
 # a PostgreSQL server for the shared catalog (tests/tools/pg.sh starts its
-# own throwaway clusters; postgresql is postgresql-15 on bookworm)
-test="$build sqlite3 jq strace inotify-tools util-linux perl valgrind bash-completion libxml2-utils e2fsprogs dosfstools fusefat hashdeep libimage-exiftool-perl python3 kphotoalbum xvfb xauth frameworkintegration sshfs openssh-server iproute2 postgresql"
+# own throwaway clusters; postgresql is postgresql-15 on bookworm);
+# ImageMagick makes the variants of `dups --similar`'s corpus (of
+# kphotoalbum's demo photos), and findimagedupes is its peer
+test="$build sqlite3 jq strace inotify-tools util-linux perl valgrind bash-completion libxml2-utils e2fsprogs dosfstools fusefat hashdeep libimage-exiftool-perl python3 kphotoalbum xvfb xauth frameworkintegration sshfs openssh-server iproute2 postgresql imagemagick findimagedupes"
 # rmlint and jdupes are the duplicate finders `photoidx dups` is compared
 # with; fclones, the third, is not packaged in Debian 12 (the bench runs it
 # only where it is on PATH)
