@@ -22,8 +22,9 @@
  * default distance (d / 4 = 2) that is 4 x 137 buckets a centre, of about
  * 8 entries each for evenly spread hashes, in place of 500,000.
  *
- * Memory: 12 bytes per hash and band (its hash and index), one byte of
- * flags per hash, and 256 KiB of bucket offsets per band.
+ * Memory: 4 bytes per hash and band (its index; the hashes are read
+ * from the caller's array), one byte of flags per hash, and 512 KiB of
+ * buckets per band.
  *
  * Thread-safety: reentrant (no shared state).
  */
