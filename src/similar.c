@@ -2,8 +2,11 @@
  * similar.c: groups of similar images by the centre rule, found through
  * a multi-index over the hashes' bands (see similar.h).
  *
- * Reads the caller's arrays; writes the groups it returns.  Main thread
- * (any one thread per call).
+ * Reads the caller's arrays; writes the groups it returns.  Called on
+ * any one thread, which takes the centres in order; the candidates of
+ * each window of centres are found on that thread and n_threads - 1 of
+ * a GThreadPool of its own, which read the index, the hashes and
+ * `taken` and write only their own Worker (see Worker).
  *
  * Invariants (pix_similar_check(), asserted on every result):
  *  1. A group's first member is its centre; every other member is within
@@ -12,6 +15,8 @@
  *  2. An index is in one group at most: once taken (`taken`), never taken
  *     again, and a centre is taken whether or not it finds members.
  *  3. Weak and strong hashes never share a group.
+ *  4. taken[] is written only by the calling thread, and only while no
+ *     worker runs; the groups do not depend on the number of threads.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "similar.h"
@@ -50,94 +55,144 @@ static guint band_of(guint64 h, guint b)
 	return (guint)(h >> (64 - BAND_BITS * (b + 1))) & (N_BUCKETS - 1);
 }
 
-/* An entry of a band: a hash and its index, together so that a bucket's
- * entries are read from one place. */
+/* An entry of a band: an index into the hashes (the caller's array, 8
+ * bytes a hash, is read for the distance: 4 bytes a band here, so the
+ * four bands and the hashes stay in the processor's cache longer). */
 typedef guint32 Entry;
 
-/* Where a bucket's entries are: entry[from .. end - 1].  The centres come
- * in ascending order, and every index below the centre's is taken (it
- * was a centre, or a member, before), so `from` moves past the entries
- * of indices up to the last centre that looked there: a centre reads
- * only the entries after it. */
+/* One band: bucket k's entries are entry[start[k] .. start[k + 1] - 1],
+ * ascending by index. */
 typedef struct {
-	guint32 from, end;
-} Bucket;
-
-/* One band: bucket k's entries, ascending by index. */
-typedef struct {
-	Bucket *bucket;       /* N_BUCKETS (owned) */
+	guint32 *start;       /* N_BUCKETS + 1 (owned) */
 	Entry *entry;         /* (owned) */
 } Band;
 
 static void band_build(Band *band, guint b, const guint64 *hashes, const guint8 *is_weak, guint n)
 {
-	g_autofree guint32 *start = g_new0(guint32, N_BUCKETS + 1);
+	band->start = g_new0(guint32, N_BUCKETS + 1);
 	guint m = 0;
 	for (guint i = 0; i < n; i++)
 		if (is_weak == NULL || !is_weak[i]) {
-			start[band_of(hashes[i], b) + 1]++;
+			band->start[band_of(hashes[i], b) + 1]++;
 			m++;
 		}
 	for (guint k = 0; k < N_BUCKETS; k++)
-		start[k + 1] += start[k];
-	band->bucket = g_new(Bucket, N_BUCKETS);
-	for (guint k = 0; k < N_BUCKETS; k++)
-		band->bucket[k] = (Bucket){ start[k], start[k + 1] };
+		band->start[k + 1] += band->start[k];
 	band->entry = g_new(Entry, MAX(m, 1u));
+	g_autofree guint32 *fill = g_memdup2(band->start, sizeof(guint32) * N_BUCKETS);
 	for (guint i = 0; i < n; i++)
-		if (is_weak == NULL || !is_weak[i]) {
-			guint32 at = start[band_of(hashes[i], b)]++;
-			band->entry[at] = i;
-		}
+		if (is_weak == NULL || !is_weak[i])
+			band->entry[fill[band_of(hashes[i], b)]++] = i;
 }
 
-/* A bucket a centre looks into. */
+/*
+ * A worker of the search.  The centres are taken in windows of WINDOW
+ * images: the workers find, each for its share of the window (index i
+ * with i mod n_workers = its number), every image after i within the
+ * distance and not taken when the window began (its candidates); then
+ * the calling thread takes the window's centres in order, each the
+ * candidates still not taken (taken[] is written only then, read only
+ * while the workers run).  What a centre takes is what it would take
+ * alone: an image not taken at its turn was not taken when the window
+ * began.  Each worker keeps a cursor per bucket, the first entry after
+ * the last centre it looked there for, so a centre reads only the
+ * entries after it (every index before it is taken).
+ */
+#define WINDOW 256
 typedef struct {
-	Bucket *bucket;
-	const Entry *entry;
-} Probe;
+	const Band *bands;
+	const guint32 *mask;
+	guint n_masks;
+	const guint64 *hashes;
+	const guint8 *is_weak;
+	const guint8 *taken;
+	guint distance;
+	guint number, n_workers;
+	guint32 *from;        /* N_BANDS * N_BUCKETS cursors (owned) */
+	guint32 *bucket;      /* N_BANDS * n_masks: a centre's buckets, */
+	guint32 *first;       /* their first entries to read, */
+	guint32 *end;         /* and their ends (owned, all three) */
+	GArray *out;          /* guint32: i, n, then n candidates; for each centre */
+	guint32 window;       /* the window's first index */
+	guint32 n;
+	/* the workers' rendezvous (in the first worker's struct: shared) */
+	GMutex *lock;
+	GCond *done;
+	guint *n_running;
+} Worker;
 
-/* Takes into `group` every index after centre i not taken yet whose hash
- * is within `distance` of h, from the buckets within the masks of h's
- * bands.  The inner loop of the grouping, where the time goes: each
- * bucket is at a random place of its band, so all the buckets' places
- * are asked of memory first (prefetched, the misses overlapping), then
- * their entries, then they are read.  Built for the POPCNT instruction
- * too, chosen at run time where the processor has it. */
+/* Appends centre i's candidates to w->out: the buckets within the masks
+ * of its bands, their places prefetched together (each is at a random
+ * place of its band: the misses overlap), then their entries, then read.
+ * The inner loop of the grouping, where the time goes; built for the
+ * POPCNT instruction too, chosen at run time where the processor has it. */
 __attribute__((target_clones("popcnt", "default")))
-static void take_near(Band *bands, const guint32 *mask, guint n_masks, Probe *probes, guint32 i, const guint64 *hashes,
-                      guint distance, guint8 *taken, GArray *group)
+static void candidates(Worker *w, guint32 i)
 {
+	guint64 h = w->hashes[i];
 	guint n = 0;
-	guint64 h = hashes[i];
 	for (guint b = 0; b < N_BANDS; b++) {
 		guint key = band_of(h, b);
-		for (guint k = 0; k < n_masks; k++, n++) {
-			probes[n].bucket = &bands[b].bucket[key ^ mask[k]];
-			probes[n].entry = bands[b].entry;
-			__builtin_prefetch(probes[n].bucket);
+		for (guint k = 0; k < w->n_masks; k++, n++) {
+			guint32 bucket = key ^ w->mask[k];
+			w->bucket[n] = bucket;
+			__builtin_prefetch(&w->from[b * N_BUCKETS + bucket]);
+			__builtin_prefetch(&w->bands[b].start[bucket + 1]);
 		}
 	}
-	for (guint p = 0; p < n; p++)
-		__builtin_prefetch(&probes[p].entry[probes[p].bucket->from]);
-	for (guint p = 0; p < n; p++) {
-		Bucket *k = probes[p].bucket;
-		const Entry *e = probes[p].entry + k->from, *end = probes[p].entry + k->end;
-		while (e < end && *e <= i)
-			e++;
-		k->from = (guint32)(e - probes[p].entry);
-		for (; e < end; e++) {
-			if ((guint)__builtin_popcountll(hashes[*e] ^ h) > distance || taken[*e])
-				continue;
-			taken[*e] = 1;
-			g_array_append_val(group, *e);
+	n = 0;
+	for (guint b = 0; b < N_BANDS; b++)
+		for (guint k = 0; k < w->n_masks; k++, n++) {
+			w->first[n] = w->from[b * N_BUCKETS + w->bucket[n]];
+			w->end[n] = w->bands[b].start[w->bucket[n] + 1];
+			__builtin_prefetch(&w->bands[b].entry[w->first[n]]);
+		}
+	guint at = w->out->len;
+	guint32 head[2] = { i, 0 };
+	g_array_append_vals(w->out, head, 2);
+	n = 0;
+	for (guint b = 0; b < N_BANDS; b++) {
+		const Entry *entry = w->bands[b].entry;
+		for (guint k = 0; k < w->n_masks; k++, n++) {
+			guint32 e = w->first[n], end = w->end[n];
+			while (e < end && entry[e] <= i)
+				e++;
+			w->from[b * N_BUCKETS + w->bucket[n]] = e;
+			for (; e < end; e++) {
+				guint32 j = entry[e];
+				if ((guint)__builtin_popcountll(w->hashes[j] ^ h) <= w->distance && !w->taken[j])
+					g_array_append_val(w->out, j);
+			}
 		}
 	}
+	g_array_index(w->out, guint32, at + 1) = w->out->len - at - 2;
+}
+
+/* The worker's share of the window. */
+static void work(Worker *w)
+{
+	g_array_set_size(w->out, 0);
+	guint32 end = MIN(w->window + WINDOW, w->n);
+	guint32 i = w->window + (w->number + w->n_workers - w->window % w->n_workers) % w->n_workers;
+	for (; i < end; i += w->n_workers)
+		if (!w->taken[i] && (w->is_weak == NULL || !w->is_weak[i]))
+			candidates(w, i);
+}
+
+static void work_in_pool(gpointer data, gpointer unused)
+{
+	(void)unused;
+	Worker *w = data;
+	work(w);
+	g_mutex_lock(w->lock);
+	if (--*w->n_running == 0)
+		g_cond_signal(w->done);
+	g_mutex_unlock(w->lock);
 }
 
 static void band_clear(Band *band)
 {
-	g_free(band->bucket);
+	g_free(band->start);
 	g_free(band->entry);
 }
 
@@ -197,7 +252,15 @@ static void group_weak(const guint64 *hashes, const guint8 *is_weak, guint n, GA
 
 PixSimilarGroups *pix_similar_group(const guint64 *hashes, const guint8 *is_weak, guint n, guint distance)
 {
-	g_assert(distance <= 64);
+	/* below some tens of thousands, threads cost more than they save */
+	guint n_threads = n < 20000 ? 1 : MIN(g_get_num_processors(), 8u);
+	return pix_similar_group_threads(hashes, is_weak, n, distance, n_threads);
+}
+
+PixSimilarGroups *pix_similar_group_threads(const guint64 *hashes, const guint8 *is_weak, guint n, guint distance,
+                                            guint n_threads)
+{
+	g_assert(distance <= 64 && n_threads >= 1);
 	guint r = distance / N_BANDS;
 	/* the masks of the bucket keys within r bits of a band's */
 	g_autoptr(GArray) masks = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -213,33 +276,93 @@ PixSimilarGroups *pix_similar_group(const guint64 *hashes, const guint8 *is_weak
 	if (is_weak != NULL)
 		group_weak(hashes, is_weak, n, weak_at);
 
+	GMutex lock;
+	GCond done;
+	guint n_running = 0;
+	g_mutex_init(&lock);
+	g_cond_init(&done);
+	g_autofree Worker *workers = g_new0(Worker, n_threads);
+	g_autofree guint32 **next = g_new0(guint32 *, n_threads);   /* each worker's next centre in out */
+	for (guint t = 0; t < n_threads; t++) {
+		Worker *w = &workers[t];
+		*w = (Worker){ .bands = bands, .mask = (const guint32 *)(void *)masks->data, .n_masks = masks->len,
+		               .hashes = hashes, .is_weak = is_weak, .taken = taken, .distance = distance, .number = t,
+		               .n_workers = n_threads, .n = n, .lock = &lock, .done = &done, .n_running = &n_running };
+		w->from = g_new(guint32, (gsize)N_BANDS * N_BUCKETS);
+		for (guint b = 0; b < N_BANDS; b++)
+			memcpy(w->from + (gsize)b * N_BUCKETS, bands[b].start, sizeof(guint32) * N_BUCKETS);
+		w->bucket = g_new(guint32, (gsize)N_BANDS * masks->len);
+		w->first = g_new(guint32, (gsize)N_BANDS * masks->len);
+		w->end = g_new(guint32, (gsize)N_BANDS * masks->len);
+		w->out = g_array_new(FALSE, FALSE, sizeof(guint32));
+	}
+	GThreadPool *pool = n_threads > 1 ? g_thread_pool_new(work_in_pool, NULL, (gint)n_threads - 1, TRUE, NULL) : NULL;
+
 	GArray *members = g_array_new(FALSE, FALSE, sizeof(guint32));
 	GArray *starts = g_array_new(FALSE, FALSE, sizeof(guint32));
 	guint32 zero = 0;
 	g_array_append_val(starts, zero);
 	g_autoptr(GArray) group = g_array_new(FALSE, FALSE, sizeof(guint32));
-	const guint32 *mask = (const guint32 *)(void *)masks->data;
-	g_autofree Probe *probes = g_new(Probe, (gsize)N_BANDS * masks->len);
-	for (guint32 i = 0; i < n; i++) {
-		if (is_weak != NULL && is_weak[i]) {
-			GArray *w = weak_at[i];
-			if (w != NULL) {
-				add_group(members, starts, (const guint32 *)(void *)w->data, w->len);
-				g_array_free(w, TRUE);
-			}
-			continue;
+	for (guint32 window = 0; window < n; window += WINDOW) {
+		/* the candidates of the window's centres, on every thread */
+		n_running = n_threads - 1;
+		for (guint t = 0; t < n_threads; t++) {
+			workers[t].window = window;
+			if (t > 0)
+				g_thread_pool_push(pool, &workers[t], NULL);
 		}
-		if (taken[i])
-			continue;
-		taken[i] = 1;           /* invariant 2: a centre, members or none */
-		g_array_set_size(group, 0);
-		g_array_append_val(group, i);
-		take_near(bands, mask, masks->len, probes, i, hashes, distance, taken, group);
-		if (group->len >= 2) {
-			g_array_sort(group, compare_guint32);
-			add_group(members, starts, (const guint32 *)(void *)group->data, group->len);
+		work(&workers[0]);
+		g_mutex_lock(&lock);
+		while (n_running > 0)
+			g_cond_wait(&done, &lock);
+		g_mutex_unlock(&lock);
+		for (guint t = 0; t < n_threads; t++)
+			next[t] = (guint32 *)(void *)workers[t].out->data;
+		/* then the centres in order, each taking its candidates still free */
+		for (guint32 i = window; i < n && i < window + WINDOW; i++) {
+			Worker *w = &workers[i % n_threads];
+			guint32 *c = next[i % n_threads];
+			gboolean has_list = c < (guint32 *)(void *)w->out->data + w->out->len && c[0] == i;
+			if (has_list)
+				next[i % n_threads] = c + 2 + c[1];
+			if (is_weak != NULL && is_weak[i]) {
+				GArray *wk = weak_at[i];
+				if (wk != NULL) {
+					add_group(members, starts, (const guint32 *)(void *)wk->data, wk->len);
+					g_array_free(wk, TRUE);
+				}
+				continue;
+			}
+			if (taken[i])
+				continue;
+			g_assert(has_list);     /* not taken at the window's start */
+			taken[i] = 1;           /* invariant 2: a centre, members or none */
+			g_array_set_size(group, 0);
+			g_array_append_val(group, i);
+			for (guint32 k = 0; k < c[1]; k++) {
+				guint32 j = c[2 + k];
+				if (!taken[j]) {
+					taken[j] = 1;
+					g_array_append_val(group, j);
+				}
+			}
+			if (group->len >= 2) {
+				g_array_sort(group, compare_guint32);
+				add_group(members, starts, (const guint32 *)(void *)group->data, group->len);
+			}
 		}
 	}
+	if (pool != NULL)
+		g_thread_pool_free(pool, FALSE, TRUE);
+	for (guint t = 0; t < n_threads; t++) {
+		g_free(workers[t].from);
+		g_free(workers[t].bucket);
+		g_free(workers[t].first);
+		g_free(workers[t].end);
+		g_array_free(workers[t].out, TRUE);
+	}
+	g_mutex_clear(&lock);
+	g_cond_clear(&done);
 	for (guint b = 0; b < N_BANDS; b++)
 		band_clear(&bands[b]);
 

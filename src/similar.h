@@ -67,6 +67,11 @@ typedef struct {
  * two or more.  (transfer full)
  */
 PixSimilarGroups *pix_similar_group(const guint64 *hashes, const guint8 *is_weak, guint n, guint distance);
+/* The same on `n_threads` threads (>= 1; the calling thread is one of
+ * them): the same groups whatever the number.  pix_similar_group() uses
+ * one a core (at most 8) from 20,000 hashes up, else one. */
+PixSimilarGroups *pix_similar_group_threads(const guint64 *hashes, const guint8 *is_weak, guint n, guint distance,
+                                            guint n_threads);
 void pix_similar_groups_free(PixSimilarGroups *g);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixSimilarGroups, pix_similar_groups_free)
 

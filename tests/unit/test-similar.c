@@ -81,6 +81,9 @@ static void test_weak(void)
 	g_autoptr(PixSimilarGroups) g0 = pix_similar_group(h, weak, 6, 0);
 	g_autofree char *s0 = all(g0);
 	g_assert_cmpstr(s0, ==, "0,2,4");
+	g_autoptr(PixSimilarGroups) g2 = pix_similar_group_threads(h, weak, 6, 10, 2);
+	g_autofree char *s2 = all(g2);
+	g_assert_cmpstr(s2, ==, "0,2,4;1,5");
 }
 
 /* A hash of 32 ones, as the DCT hash's median makes them. */
@@ -151,11 +154,14 @@ static void test_index_is_exact(void)
 			h[i] = random32(r);
 	}
 	for (guint d = 0; d <= PIX_PHASH_MAX_DISTANCE; d += d < 12 ? 1 : 2) {
-		g_autoptr(PixSimilarGroups) g = pix_similar_group(h, NULL, N, d);
-		g_autofree char *got = all(g);
 		g_autofree char *want = brute_force(h, N, d);
-		g_assert_cmpstr(got, ==, want);
-		g_assert_cmpuint(g->n_groups, >, 0);
+		/* one thread, and as many as make windows of a few centres each */
+		for (guint t = 1; t <= 3; t += 2) {
+			g_autoptr(PixSimilarGroups) g = pix_similar_group_threads(h, NULL, N, d, t);
+			g_autofree char *got = all(g);
+			g_assert_cmpstr(got, ==, want);
+			g_assert_cmpuint(g->n_groups, >, 0);
+		}
 	}
 	g_rand_free(r);
 }
