@@ -10,7 +10,10 @@
  * Invariants:
  *  1. Every value from the command line reaches SQLite as a bound
  *     parameter; the SQL text is made only of constants.
- *  2. One call reads one snapshot: each answer is one statement.
+ *  2. One call reads one snapshot: each answer is one statement; but for
+ *     similar images, whose records are read again by id after the
+ *     grouping, and kept only where their hash is still the one grouped
+ *     (pix_store_each_similar()).
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "query.h"

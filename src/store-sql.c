@@ -265,6 +265,9 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		"DELETE FROM thumbs WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.md5 = thumbs.md5 AND f.size = thumbs.size)",
 	[ST_THUMBS_WANTED] = THUMBS_WANTED(DIR_UNDER),
 	[ST_THUMBS_ALL] = "SELECT size, md5 FROM thumbs",
+	[ST_THUMBS_SIZE] =
+		"SELECT count(*), coalesce(sum(CASE WHEN note IS NULL THEN 1 ELSE 0 END), 0),"
+		" coalesce(sum(length(large_jpeg) + length(xlarge_jpeg)), 0) FROM thumbs",
 	/* the contents whose perceptual hash is of no version or an older one
 	 * than ?1 (store-phash.c), a chunk at a time: each chunk written
 	 * leaves the index's range */
@@ -273,9 +276,6 @@ static const char *const statement_sql[N_STATEMENTS] = {
 		" LIMIT " G_STRINGIFY(PIX_PHASH_CHUNK),
 	[ST_PHASH_SET] =
 		"UPDATE thumbs SET phash = ?3, phash_weak = ?4, phash_version = ?5 WHERE md5 = ?1 AND size = ?2",
-	[ST_THUMBS_SIZE] =
-		"SELECT count(*), coalesce(sum(CASE WHEN note IS NULL THEN 1 ELSE 0 END), 0),"
-		" coalesce(sum(length(large_jpeg) + length(xlarge_jpeg)), 0) FROM thumbs",
 };
 
 /*

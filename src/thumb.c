@@ -570,7 +570,8 @@ static PixThumb *make_renditions(PixThumbMaker *m)
 			return g_steal_pointer(&t);
 		}
 	}
-	pix_phash_of_rendition(&t->phash, large.out, large.tw, large.th, large.c, t->jpeg[PIX_THUMB_LARGE]);
+	if (t->note == NULL)
+		pix_phash_of_rendition(&t->phash, large.out, large.tw, large.th, large.c, t->jpeg[PIX_THUMB_LARGE]);
 	shrink_clear(&large);
 	return g_steal_pointer(&t);
 }

@@ -53,12 +53,12 @@ guint pix_thumb_edge(PixThumbSize size);
  * 300 px PIX_THUMB_XLARGE and a 256 px PIX_THUMB_LARGE.
  */
 typedef struct {
+	PixPhash phash;       /* of PIX_THUMB_LARGE's pixels (phash.h); unset with a note */
 	GBytes *jpeg[PIX_THUMB_N_SIZES]; /* (owned, NULL with a note) */
 	guint width_px[PIX_THUMB_N_SIZES];
 	guint height_px[PIX_THUMB_N_SIZES];
 	const char *source;   /* static: "jpeg" (a DCT-scaled decode of the image) */
 	char *note;           /* why there is no thumbnail (owned), or NULL */
-	PixPhash phash;       /* of PIX_THUMB_LARGE's pixels (phash.h); unset with a note */
 } PixThumb;
 
 /* A thumbnail that is only a note (transfer full). */
