@@ -16,6 +16,8 @@
  *     those pix_thumb_from_buffer() encodes again), as thumb.c's digest
  *     is of the bytes it stores.
  *  2. Each job is hashed by one thread (job i by thread i mod n).
+ * Not checked at run time: 1 is tested by t3005 (the hashes filled in
+ * against those of the pass), 2 holds by the slices' arithmetic.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "phash-fill.h"

@@ -16,6 +16,10 @@
  *     decode), so the fill visits a row once per version and ends.
  *  2. A chunk's hashes are written in one batch; the catalog holds whole
  *     chunks (a failure rolls the chunk back, its rows stay wanted).
+ * Both hold by construction (one binder writes every row's version; the
+ * batch is pix_store_begin_batch()'s, checked by pix_store_check()); a
+ * fill that did not end would show in t3005, which counts the rows left
+ * without a version.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "store.h"
