@@ -995,6 +995,132 @@ pg_report() {
 		}' "$BENCH_DIR/pg-results.txt"
 }
 
+# --- thumbnails: scan --thumbnails against vipsthumbnail (issue 26) ---------
+#
+# BENCH_THUMBS=0 to skip.  Corpora, made once (kept while their
+# parameters hold):
+#   thumbs  BENCH_THUMB_FILES (200) camera-sized JPEGs: 6000 x 4000 pixels
+#           (24 MP), 4:2:2 as cameras write them, 4-6 MB, made from
+#           BENCH_THUMB_BASES (4) ImageMagick plasma-and-noise pictures,
+#           each file a distinct content (a comment of its own); every
+#           other one a camera's MPF JPEG with a 1920 x 1280 "full HD"
+#           preview after its image (tests/tools/mkfixture.c mpf)
+#   thumbraw BENCH_THUMB_RAWS (50) TIFF-based RAW files as NEF lays them
+#           out (mkfixture raw): 18 MB of sensor data behind a preview,
+#           half a full-size 6000 x 4000 JpgFromRaw, half a 1616 x 1080
+#           PreviewImage as ARW has
+# and times, warm, new catalog each run (BENCH_RUNS runs, the median):
+#   photoidx   scan --thumbnails: MD5, metadata and both renditions
+#   vips       vipsthumbnail -s 256 of every image, xargs -P$(nproc) -n 8:
+#              the thumbnails alone, no hash, no metadata.  For the RAW
+#              files vipsthumbnail cannot read them: it is given their
+#              previews as JPEG files of their own (the extraction free),
+#              the least any tool that extracts then thumbnails spends
+#   md5sum     md5sum of every file, xargs -P$(nproc) -n 8: the hash alone;
+#              md5sum + vips is what the peers take for what one scan does
+# Target: photoidx at most vipsthumbnail's time, peak RSS under 100 MB.
+THUMB_FILES=${BENCH_THUMB_FILES:-200}
+THUMB_RAWS=${BENCH_THUMB_RAWS:-50}
+THUMB_BASES=${BENCH_THUMB_BASES:-4}
+
+# thumb_base N OUT: a 24 MP camera-like JPEG (4-6 MB) from seed N
+thumb_base() {
+	convert -seed "$1" -size 1500x1000 plasma:fractal -resize 6000x4000! -attenuate 0.2 +noise Gaussian \
+		-sampling-factor 2x1 -quality 90 "$2"
+}
+
+# thumb_variant IN OUT K: IN with a comment segment naming K after its SOI
+thumb_variant() {
+	{ head -c 2 "$1"; printf '\377\376\000\014bench%05d' "$3"; tail -c +3 "$1"; } >"$2"
+}
+
+gen_thumbs() {
+	d="$BENCH_DIR/thumbs" b="$BENCH_DIR/thumb-bases"
+	rm -rf "$b" && mkdir -p "$b" "$d/DCIM/100CANON"
+	k=0
+	while [ "$k" -lt "$THUMB_BASES" ]; do
+		thumb_base "$k" "$b/base$k.jpg"
+		convert "$b/base$k.jpg" -resize 1920x1280 -quality 90 "$b/pv$k.jpg"
+		"$MKFIXTURE" mpf "$b/mpf$k.jpg" "$b/base$k.jpg" "$b/pv$k.jpg" --class fullhd
+		k=$((k + 1))
+	done
+	i=1
+	while [ "$i" -le "$THUMB_FILES" ]; do
+		k=$((i % THUMB_BASES))
+		src=$b/base$k.jpg
+		[ $((i % 2)) = 0 ] && src=$b/mpf$k.jpg
+		thumb_variant "$src" "$d/DCIM/100CANON/IMG_$(printf %04d "$i").JPG" "$i"
+		i=$((i + 1))
+	done
+}
+
+gen_thumbraw() {
+	d="$BENCH_DIR/thumbraw" b="$BENCH_DIR/thumb-bases"
+	rm -rf "$BENCH_DIR/thumbraw-previews"
+	mkdir -p "$d/DCIM/100NIKON" "$BENCH_DIR/thumbraw-previews"
+	[ -f "$b/base0.jpg" ] || gen_thumbs
+	convert "$b/base0.jpg" -resize 1616x1080 -quality 90 "$b/arw.jpg"
+	i=1
+	while [ "$i" -le "$THUMB_RAWS" ]; do
+		pv="$BENCH_DIR/thumbraw-previews/pv$(printf %04d "$i").jpg"
+		if [ $((i % 2)) = 0 ]; then
+			thumb_variant "$b/base$((i % THUMB_BASES)).jpg" "$pv" "$i"
+		else
+			thumb_variant "$b/arw.jpg" "$pv" "$i"
+		fi
+		"$MKFIXTURE" raw "$d/DCIM/100NIKON/DSC_$(printf %04d "$i").NEF" "$pv" --raw-bytes 18000000 \
+			--width 6016 --height 4016
+		i=$((i + 1))
+	done
+}
+
+# run_thumbs CORPUS DIR_OF_IMAGES: the two rows of a corpus
+run_thumbs() {
+	c=$1 images=$2
+	db="$BENCH_DIR/thumbs.db" out="$BENCH_DIR/thumbs-vips"
+	prep="rm -f '$db' '$db-wal' '$db-shm'" \
+		measure "$c" warm photoidx_thumbs "'$PHOTOIDX' scan -q --thumbnails --db '$db' '$BENCH_DIR/$c'"
+	"$PHOTOIDX" scan -q --thumbnails --json --db "$db.check" "$BENCH_DIR/$c" >"$BENCH_DIR/$c-thumbs.json" 2>/dev/null || true
+	rm -f "$db.check" "$db.check-wal" "$db.check-shm"
+	prep="rm -rf '$out' && mkdir -p '$out'" \
+		measure "$c" warm vipsthumbnail "find '$images' -type f -print0 | xargs -0 -P $NPROC -n 8 vipsthumbnail -s 256 -o '$out/%s.jpg'"
+	measure "$c" warm thumb_md5sum "find '$BENCH_DIR/$c' -type f -print0 | xargs -0 -P $NPROC -n 8 md5sum"
+}
+
+thumbs_report() {
+	[ -n "$(awk '$3 == "photoidx_thumbs"' "$RESULTS")" ] || return 0
+	echo
+	echo "Thumbnails (\`scan --thumbnails\`: MD5, metadata and a 256 and a 512 px rendition) against \`vipsthumbnail -s 256\`"
+	echo "(libvips, shrink-on-load) with \`xargs -P$NPROC\`, the thumbnails alone, and against md5sum then vipsthumbnail"
+	echo "(what the peers take for the hash and the thumbnail), warm:"
+	echo
+	echo "| corpus | photoidx scan --thumbnails | vipsthumbnail | md5sum | photoidx over vips | photoidx over md5sum + vips | photoidx peak RSS | made, notes |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+	for c in thumbs thumbraw; do
+		src=$(jq -r '"\(.thumbnails_made) made, \(.thumbnails_failed) notes"' "$BENCH_DIR/$c-thumbs.json" 2>/dev/null || echo -)
+		awk -v c="$c" -v files="$(find "$BENCH_DIR/$c/DCIM" -type f 2>/dev/null | wc -l)" -v src="$src" '
+			$1 == c && $2 == "warm" { t[$3] = $4; r[$3] = $5 }
+			function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2fx", a / b) }
+			END {
+				if (t["photoidx_thumbs"] == "") exit
+				what = c == "thumbs" ? "camera JPEGs, 24 MP, half with an MPF preview" : "RAW files of 18 MB, previews full-size and 1616 px (vips: the previews as files)"
+				p = t["photoidx_thumbs"]; v = t["vipsthumbnail"]; m = t["thumb_md5sum"]
+				printf "| %d %s | %.2f s | %.2f s | %.2f s | %s | %s | %.0f MB | %s |\n", files, what, p, v, m,
+					ratio(p, v), ratio(p, v + m), r["photoidx_thumbs"] / 1024, src
+			}' "$RESULTS"
+	done
+}
+
+if [ "${BENCH_THUMBS:-1}" = 1 ]; then
+	for tool in vipsthumbnail convert; do
+		command -v "$tool" >/dev/null || { echo "bench: $tool missing: run sh contrib/debian-deps.sh bench" >&2; exit 1; }
+	done
+	make_corpus thumbs "$THUMB_FILES x 6000x4000 from $THUMB_BASES bases, every other MPF" gen_thumbs
+	make_corpus thumbraw "$THUMB_RAWS x 18 MB, previews 6000 and 1616" gen_thumbraw
+	run_thumbs thumbs "$BENCH_DIR/thumbs"
+	extra_trees="$BENCH_DIR/thumbraw-previews" run_thumbs thumbraw "$BENCH_DIR/thumbraw-previews"
+fi
+
 # --- report -----------------------------------------------------------------
 
 # The run: when, what, where, and how quiet the machine was.
@@ -1155,6 +1281,7 @@ report() {
 	[ -s "$BENCH_DIR/pg-results.txt" ] && pg_report
 	if [ -f "$BENCH_DIR/lib-import.json" ]; then lib_report; query_report; fi
 	if [ -f "$BENCH_DIR/dups-counts.txt" ]; then dups_report; fi
+	thumbs_report
 	awk '$1 == "card" && $2 == "warm" && $3 == "photoidx_meta" { m = $4 } $1 == "card" && $2 == "warm" && $3 == "photoidx_scan" { s = $4 }
 		$1 == "card" && $2 == "warm" && $3 == "exiftool" { e = $4 }
 		END { if (m != "" && m > 0) printf "\nMetadata of the card: exiftool -fast2 %.2f s; photoidx spends %.3f s of processor time reading headers and EXIF (%.0fx faster) and %.2f s checking that each image reaches its end marker (a damage check exiftool does not make).\n", e, m, e / m, s }' "$RESULTS"

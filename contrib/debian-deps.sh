@@ -11,18 +11,18 @@
 # quick and needs no network.
 set -eu
 
-build="build-essential pkg-config libglib2.0-dev libexif-dev libsqlite3-dev libssl-dev libblkid-dev liburing-dev libpq-dev libjpeg62-turbo-dev"
+build="build-essential pkg-config libglib2.0-dev libexif-dev libsqlite3-dev libssl-dev libblkid-dev liburing-dev libpq-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev"
 # the tests: exiftool for the samples' oracle, python3 for the structural
 # comparison of index.xml, and the real KPhotoAlbum under Xvfb (its "don't
 # ask again" settings are kept only with frameworkintegration), a NAS
 # over sshfs from an sshd in a network namespace (tests/tools/nas.sh), and
 # a PostgreSQL server for the shared catalog (tests/tools/pg.sh starts its
 # own throwaway clusters; postgresql is postgresql-15 on bookworm)
-test="$build sqlite3 jq strace inotify-tools util-linux perl valgrind bash-completion libxml2-utils e2fsprogs dosfstools fusefat hashdeep libimage-exiftool-perl python3 kphotoalbum xvfb xauth frameworkintegration sshfs openssh-server iproute2 postgresql"
+test="$build sqlite3 jq strace inotify-tools util-linux perl valgrind bash-completion libxml2-utils e2fsprogs dosfstools fusefat hashdeep libimage-exiftool-perl python3 webp libheif-examples kphotoalbum xvfb xauth frameworkintegration sshfs openssh-server iproute2 postgresql"
 # rmlint and jdupes are the duplicate finders `photoidx dups` is compared
 # with; fclones, the third, is not packaged in Debian 12 (the bench runs it
 # only where it is on PATH)
-bench="$test hyperfine time gnuplot-nox rmlint jdupes"
+bench="$test hyperfine time gnuplot-nox rmlint jdupes libvips-tools imagemagick"
 # libFuzzer (libclang_rt.fuzzer) and the sanitizers' runtimes live in
 # libclang-rt-14-dev, which clang only recommends (and recommends are not
 # installed here)

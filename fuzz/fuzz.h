@@ -21,6 +21,7 @@
 #include "item.h"
 #include "meta-int.h"
 #include "tiff.h"
+#include "thumb.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -281,6 +282,76 @@ static inline void fuzz_mrw(const guint8 *data, gsize size) { fuzz_container(&pi
 static inline void fuzz_crw(const guint8 *data, gsize size) { fuzz_container(&pix_container_crw, data, size); }
 static inline void fuzz_x3f(const guint8 *data, gsize size) { fuzz_container(&pix_container_x3f, data, size); }
 
+/*
+ * The thumbnail maker's glue (thumb.c and its decoders), run as the
+ * hasher runs it: each piece to the metadata parser first (which finds
+ * the previews), then to the maker; the image's size and orientation from
+ * the metadata at the end.  The input gets the format's magic number in
+ * front when it lacks it, so that a target's mutations stay in its
+ * format.  Checks the contract of thumb.h: a note (valid UTF-8) and no
+ * rendition, or both renditions as JPEGs within their edges, with a
+ * source.
+ */
+typedef struct {
+	PixMetaParser *mp;
+	PixThumbMaker *m;
+} FuzzThumb;
+
+static void fuzz_thumb_feed(void *ctx, const guint8 *data, gsize len)
+{
+	FuzzThumb *t = ctx;
+	pix_meta_parser_feed(t->mp, data, len);
+	pix_thumb_maker_feed(t->m, data, len);
+}
+
+static inline void fuzz_thumb_with(const char *magic, gsize magic_len, const guint8 *data, gsize size)
+{
+	g_autofree guint8 *joined = NULL;
+	if (size < magic_len || memcmp(data, magic, magic_len) != 0) {
+		joined = g_malloc(magic_len + size);
+		memcpy(joined, magic, magic_len);
+		if (size > 0)
+			memcpy(joined + magic_len, data, size);
+		data = joined;
+		size += magic_len;
+	}
+	PixDir *dir = pix_dir_new("/fuzz");
+	PixItem *item = pix_item_new(PIX_ACT_ADD, dir, "input");
+	FuzzThumb t = { pix_meta_parser_new(), pix_thumb_maker_new() };
+	pix_thumb_maker_start(t.m, t.mp, (gint64)size);
+	fuzz_feed(fuzz_hash(data, size), data, size, fuzz_thumb_feed, &t);
+	pix_meta_parser_finish(t.mp, item);
+	if (item->meta != NULL)
+		pix_thumb_maker_set_image(t.m, item->meta->width_px, item->meta->height_px, item->meta->orientation);
+	PixThumb *th = pix_thumb_maker_finish(t.m);
+	if (th != NULL && th->note != NULL) {
+		g_assert_true(g_utf8_validate(th->note, -1, NULL));
+		g_assert_null(th->jpeg[PIX_THUMB_LARGE]);
+		g_assert_null(th->jpeg[PIX_THUMB_XLARGE]);
+	} else if (th != NULL) {
+		g_assert_nonnull(th->source);
+		for (guint i = 0; i < PIX_THUMB_N_SIZES; i++) {
+			gsize n = 0;
+			const guint8 *j = g_bytes_get_data(th->jpeg[i], &n);
+			g_assert_true(n > 3 && j[0] == 0xFF && j[1] == 0xD8);
+			g_assert_cmpuint(MAX(th->width_px[i], th->height_px[i]), <=, pix_thumb_edge(i));
+			g_assert_cmpuint(MIN(th->width_px[i], th->height_px[i]), >=, 1);
+		}
+	}
+	pix_thumb_free(th);
+	pix_thumb_maker_free(t.m);
+	pix_meta_parser_free(t.mp);
+	pix_item_free(item);
+	pix_dir_unref(dir);
+}
+
+#define FUZZ_MAGIC(s) s, sizeof(s) - 1
+static inline void fuzz_thumbjpeg(const guint8 *d, gsize n) { fuzz_thumb_with(FUZZ_MAGIC("\xff\xd8\xff"), d, n); }
+static inline void fuzz_thumbpng(const guint8 *d, gsize n) { fuzz_thumb_with(FUZZ_MAGIC("\x89PNG\r\n\x1a\n"), d, n); }
+static inline void fuzz_thumbwebp(const guint8 *d, gsize n) { fuzz_thumb_with(FUZZ_MAGIC("RIFF"), d, n); }
+static inline void fuzz_thumbheif(const guint8 *d, gsize n) { fuzz_thumb_with(FUZZ_MAGIC("\0\0\0\x18" "ftypheic"), d, n); }
+static inline void fuzz_thumbraw(const guint8 *d, gsize n) { fuzz_thumb_with(FUZZ_MAGIC("II\x2a\0"), d, n); }
+
 /* The targets by name, for tests/unit/test-fuzz-regressions.c. */
 typedef struct {
 	const char *name;
@@ -291,6 +362,8 @@ static const FuzzTarget fuzz_targets[] G_GNUC_UNUSED = {
 	{ "jpeg", fuzz_jpeg }, { "tiff", fuzz_tiff }, { "meta", fuzz_meta }, { "bmff", fuzz_bmff },
 	{ "png", fuzz_png }, { "riff", fuzz_riff }, { "raf", fuzz_raf }, { "mrw", fuzz_mrw },
 	{ "crw", fuzz_crw }, { "x3f", fuzz_x3f }, { "xmp", fuzz_xmp },
+	{ "thumbjpeg", fuzz_thumbjpeg }, { "thumbpng", fuzz_thumbpng }, { "thumbwebp", fuzz_thumbwebp },
+	{ "thumbheif", fuzz_thumbheif }, { "thumbraw", fuzz_thumbraw },
 };
 
 /* A target's libFuzzer entry points. */

@@ -17,8 +17,9 @@ FUZZ_SECONDS ?= 60
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
 
-# one per parser, and the whole PixMetaParser (fuzz/fuzz.h)
-FUZZ_TARGETS ?= jpeg tiff bmff png riff raf mrw crw x3f xmp meta
+# one per parser, the whole PixMetaParser, and the thumbnail maker's glue
+# around each decoder (fuzz/fuzz.h)
+FUZZ_TARGETS ?= jpeg tiff bmff png riff raf mrw crw x3f xmp meta thumbjpeg thumbpng thumbwebp thumbheif thumbraw
 
 # The library objects, less the store (SQLite), which no parser reaches:
 # it is not fuzzed, and its build must not stand in the way of those that

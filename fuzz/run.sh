@@ -42,6 +42,8 @@ for t in "$@"; do
 	log=$build/logs/$t.log
 	dict=fuzz/dict/$t.dict
 	[ "$t" = meta ] && dict=$build/meta.dict
+	case $t in thumbjpeg) dict=fuzz/dict/jpeg.dict ;; thumbpng) dict=fuzz/dict/png.dict ;;
+		thumbwebp) dict=fuzz/dict/riff.dict ;; thumbheif) dict=fuzz/dict/bmff.dict ;; thumbraw) dict=fuzz/dict/tiff.dict ;; esac
 	mkdir -p "$corpus" "$crashes" "$build/seeds/$t"
 	keep=""
 	[ "${FUZZ_KEEP_GOING:-0}" = 1 ] && keep="-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"

@@ -19,7 +19,7 @@ samples=${PIX_SAMPLES:-../shared/samples}
 seeds=$build/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"
-for t in jpeg tiff meta bmff png riff raf mrw crw x3f xmp; do
+for t in jpeg tiff meta bmff png riff raf mrw crw x3f xmp thumbjpeg thumbpng thumbwebp thumbheif thumbraw; do
 	mkdir -p "$seeds/$t"
 done
 
@@ -112,6 +112,28 @@ for d in "$hand"/*; do
 	done
 done
 echo "seeds: $(find "$hand" -type f | wc -l) hand-made (fuzz/mkseeds.c)"
+
+# the thumbnail targets: the seeds of their format (HEIF and AVIF of the
+# bmff ones, WebP of the riff ones), and MPF JPEGs and RAW files with
+# previews made from the JPEG fixtures
+for f in "$seeds"/jpeg/*; do [ -f "$f" ] && cp "$f" "$seeds/thumbjpeg/"; done
+for f in "$seeds"/png/*; do [ -f "$f" ] && cp "$f" "$seeds/thumbpng/"; done
+for f in "$seeds"/tiff/*; do [ -f "$f" ] && cp "$f" "$seeds/thumbraw/"; done
+for f in "$seeds"/riff/*; do
+	[ "$(od -An -c -j8 -N4 "$f" | tr -d ' ')" = WEBP ] && cp "$f" "$seeds/thumbwebp/"
+done
+for f in "$seeds"/bmff/*; do
+	case $(od -An -c -j4 -N8 "$f" | tr -d ' ') in ftyphei? | ftypmif1 | ftypavi? | ftyphev? | ftypmsf1) cp "$f" "$seeds/thumbheif/" ;; esac
+done
+if [ -n "${MKFIXTURE:-}" ] && [ -x "$MKFIXTURE" ]; then
+	"$MKFIXTURE" jpeg "$fx/pv.jpeg" --width 640 --height 424 --seed 5 >/dev/null 2>&1 &&
+	"$MKFIXTURE" jpeg "$fx/img.jpeg" --width 1200 --height 800 --size 20000 --seed 6 >/dev/null 2>&1 &&
+	"$MKFIXTURE" mpf "$seeds/thumbjpeg/mpf.jpeg" "$fx/img.jpeg" "$fx/pv.jpeg" &&
+	"$MKFIXTURE" raw "$seeds/thumbraw/nef.nef" "$fx/pv.jpeg" --raw-bytes 4096 &&
+	"$MKFIXTURE" raw "$seeds/thumbraw/upright.nef" "$fx/pv.jpeg" --orientation 6 --raw-bytes 100 &&
+	"$MKFIXTURE" raw "$seeds/thumbraw/first.nef" "$fx/pv.jpeg" --preview-first --raw-bytes 100 ||
+		echo "seeds: the MPF and RAW fixtures failed"
+fi
 
 # 4. regression inputs: TARGET-NAME
 for f in tests/data/fuzz-regressions/*; do

@@ -256,8 +256,9 @@ static void file_reset(PixHasher *h, File *f)
 	if (f->item->want_thumb) {
 		if (f->thumb == NULL)
 			f->thumb = pix_thumb_maker_new();
-		else
-			pix_thumb_maker_reset(f->thumb);
+		/* the parser is fed each piece first: the maker asks it where
+		 * the previews lie */
+		pix_thumb_maker_start(f->thumb, f->meta, f->item->st.size_bytes);
 		f->is_thumbing = TRUE;
 		gsize size = (gsize)MAX(f->item->st.size_bytes, 0);
 		if (f->item->thumbs_known != NULL && h->held_bytes + size <= HOLD_BUDGET) {
@@ -472,10 +473,19 @@ static PixItem *finish(PixHasher *h, File *f)
 	} else if (f->is_thumbing) {
 		if (f->is_holding)
 			pix_thumb_maker_feed(f->thumb, f->held->data, f->held->len);
+		if (item->meta != NULL)
+			pix_thumb_maker_set_image(f->thumb, item->meta->width_px, item->meta->height_px,
+			                          item->meta->orientation);
 		item->thumb = pix_thumb_maker_finish(f->thumb);
+		/* a budget was in use: no row, the next scan tries again */
+		gboolean is_deferred = item->thumb != NULL && item->thumb->is_deferred;
+		if (is_deferred)
+			g_clear_pointer(&item->thumb, pix_thumb_free);
 		/* what no maker reads is recorded, so that it is not read again
 		 * for a thumbnail (until a maker of a later version may) */
-		if (item->thumb == NULL && item->media == PIX_MEDIA_VIDEO)
+		if (is_deferred)
+			;
+		else if (item->thumb == NULL && item->media == PIX_MEDIA_VIDEO)
 			item->thumb = pix_thumb_new_note("videos get no thumbnail");
 		else if (item->thumb == NULL && (item->media == PIX_MEDIA_IMAGE || item->media == PIX_MEDIA_RAW))
 			item->thumb = pix_thumb_new_note("no thumbnail is made of %s files yet",

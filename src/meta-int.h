@@ -37,6 +37,9 @@ typedef struct {
 	/* Optional, after finish(): a more precise media type than the magic
 	 * number gave (and its media kind), or NULL to keep it. */
 	const char *(*mime)(void *state, PixMediaKind *media);
+	/* Optional, at any time: the embedded previews found so far (see
+	 * pix_meta_parser_previews()). */
+	const PixPreview *(*previews)(void *state, guint *n);
 	void (*free)(void *state);
 } PixContainer;
 
@@ -88,6 +91,9 @@ void pix_jpeg_parser_feed(PixJpegParser *p, const guint8 *data, gsize len);
  * pix_jpeg_info_clear()). */
 void pix_jpeg_parser_finish(PixJpegParser *p, PixJpegInfo *info);
 void pix_jpeg_info_clear(PixJpegInfo *info);
+/* The MPF "large thumbnails" of the primary image's MPF index (APP2),
+ * once its segment was read (transfer none, as pix_meta_parser_previews()). */
+const PixPreview *pix_jpeg_parser_previews(const PixJpegParser *p, guint *n);
 
 /*
  * The vector width of the entropy-data scan, in bits: 512 (AVX-512BW), 256

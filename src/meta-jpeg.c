@@ -3,8 +3,10 @@
  *
  * Reads the bytes it is fed; keeps the first EXIF APP1 payload and the
  * first XMP APP1 packet (each at most 65,533 bytes, a segment's limit), the
- * first SOFn's dimensions, and whether the stream reached its end-of-image
- * marker.  Runs on a hash thread.  Extended XMP (a packet continued in
+ * first SOFn's dimensions, whether the stream reached its end-of-image
+ * marker, and where the MPF index of the primary image's APP2 segment
+ * (CIPA DC-007) places its "large thumbnails" (previews, after the
+ * primary image's EOI, for the thumbnail maker).  Runs on a hash thread.  Extended XMP (a packet continued in
  * further APP1 segments) is not kept: what a catalog needs is in the main
  * packet.
  *
@@ -55,6 +57,7 @@ typedef enum {
 	CAPTURE_NONE,
 	CAPTURE_APP1,
 	CAPTURE_SOF,
+	CAPTURE_APP2,
 } Capture;
 
 struct PixJpegParser {
@@ -74,6 +77,10 @@ struct PixJpegParser {
 	GBytes *exif;
 	GBytes *xmp;            /* the packet, without XMP_HEADER */
 	char *error;
+	gint64 body_off;        /* the file offset of the current segment's body */
+	gboolean has_mpf;       /* an MPF segment was read */
+	PixPreview previews[PIX_META_MAX_PREVIEWS];
+	guint n_previews;
 };
 
 PixJpegParser *pix_jpeg_parser_new(void)
@@ -139,11 +146,75 @@ static void start_body(PixJpegParser *p)
 		p->capture = CAPTURE_APP1;
 	else if (is_sof(p->marker) && p->width_px < 0)
 		p->capture = CAPTURE_SOF;
+	else if (p->marker == 0xE2 && !p->has_mpf && !p->has_sos)
+		p->capture = CAPTURE_APP2;
 	if (p->capture != CAPTURE_NONE && p->buf_cap < p->seg_left) {
 		p->buf_cap = MIN(p->seg_left, MAX_CAPTURE);
 		p->buf = g_realloc(p->buf, p->buf_cap);
 	}
 	p->state = J_BODY;
+}
+
+/*
+ * An APP2 "MPF" segment's body: its MP Index IFD (a TIFF structure whose
+ * offsets count from the byte after "MPF\0") lists each image of the
+ * file by attribute, size and offset; the large thumbnails (type codes
+ * 0x010001 "VGA" .. 0x010005 "16K", JPEG data) are the previews.  Offsets
+ * and sizes are checked only for wrapping: the maker judges them.
+ */
+static void read_mpf(PixJpegParser *p, const guint8 *b, gsize len)
+{
+	static const guint classes[] = { 0, 640, 1920, 3840, 7680, 15360 };
+	if (len < 12 || memcmp(b, "MPF\0", 4) != 0)
+		return;
+	p->has_mpf = TRUE;
+	const guint8 *t = b + 4;
+	gsize tlen = len - 4;
+	gboolean be;
+	if (memcmp(t, "MM\0\x2a", 4) == 0)
+		be = TRUE;
+	else if (memcmp(t, "II\x2a\0", 4) == 0)
+		be = FALSE;
+	else
+		return;
+#define RD16(q) (be ? (guint32)((q)[0] << 8 | (q)[1]) : (guint32)((q)[1] << 8 | (q)[0]))
+#define RD32(q) (be ? ((guint32)(q)[0] << 24 | (guint32)(q)[1] << 16 | (guint32)(q)[2] << 8 | (q)[3]) \
+                    : ((guint32)(q)[3] << 24 | (guint32)(q)[2] << 16 | (guint32)(q)[1] << 8 | (q)[0]))
+	guint32 ifd = RD32(t + 4);
+	if (ifd < 8 || (guint64)ifd + 2 > tlen)
+		return;
+	guint32 n = RD16(t + ifd);
+	if ((guint64)ifd + 2 + 12 * (guint64)n > tlen)
+		return;
+	for (guint32 i = 0; i < n; i++) {
+		const guint8 *e = t + ifd + 2 + 12 * i;
+		if (RD16(e) != 0xB002 || RD16(e + 2) != 7)
+			continue;       /* MPEntry, UNDEFINED */
+		guint32 count = RD32(e + 4), at = RD32(e + 8);
+		if (count > 4 ? (guint64)at + count > tlen : FALSE)
+			return;
+		const guint8 *v = count > 4 ? t + at : e + 8;
+		for (guint32 k = 0; k + 16 <= count && p->n_previews < PIX_META_MAX_PREVIEWS; k += 16) {
+			guint32 attr = RD32(v + k), size = RD32(v + k + 4), off = RD32(v + k + 8);
+			guint32 type = attr & 0xFFFFFF, format = (attr >> 24) & 7;
+			if (format != 0 || type < 0x010001 || type > 0x010005 || off == 0 || size == 0)
+				continue;
+			PixPreview *pv = &p->previews[p->n_previews++];
+			pv->off = (guint64)(p->body_off + 4) + off;
+			pv->len = size;
+			pv->kind = PIX_PREVIEW_MPF;
+			pv->class_px = classes[type - 0x010000];
+		}
+		return;
+	}
+#undef RD16
+#undef RD32
+}
+
+const PixPreview *pix_jpeg_parser_previews(const PixJpegParser *p, guint *n)
+{
+	*n = p->n_previews;
+	return p->previews;
 }
 
 static void end_body(PixJpegParser *p)
@@ -160,6 +231,8 @@ static void end_body(PixJpegParser *p)
 		p->height_px = (p->buf[1] << 8) | p->buf[2];
 		p->width_px = (p->buf[3] << 8) | p->buf[4];
 	}
+	if (p->capture == CAPTURE_APP2)
+		read_mpf(p, p->buf, p->buf_len);
 	p->capture = CAPTURE_NONE;
 	if (p->marker == 0xDA) {
 		p->has_sos = TRUE;
@@ -369,6 +442,7 @@ void pix_jpeg_parser_feed(PixJpegParser *p, const guint8 *data, gsize len)
 				break;
 			}
 			p->seg_left = p->seg_len - 2;
+			p->body_off = p->offset + (gint64)i;
 			start_body(p);
 			if (p->seg_left == 0)
 				end_body(p);

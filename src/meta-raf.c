@@ -36,6 +36,7 @@ typedef struct {
 	guint64 fed;                    /* preview bytes fed to the parser */
 	gboolean is_cut;                /* the preview ended before its length */
 	PixJpegParser *jpeg;            /* (owned) */
+	PixPreview preview;             /* the preview, for the thumbnail maker */
 } Raf;
 
 static void on_preview(PixStream *s, void *ctx, guint64 arg, guint64 off, const guint8 *data, gsize len)
@@ -81,8 +82,16 @@ static void on_raf_header(PixStream *s, void *ctx, guint64 arg, guint64 off, con
 		return;
 	}
 	r->jpeg = pix_jpeg_parser_new();
+	r->preview = (PixPreview){ .off = r->jpeg_off, .len = r->jpeg_len, .kind = PIX_PREVIEW_RAW };
 	guint64 n = MIN(r->jpeg_len, PREVIEW_PIECE);
 	pix_stream_want(s, r->jpeg_off, n, on_preview, r, n);
+}
+
+static const PixPreview *raf_previews(void *state, guint *n)
+{
+	Raf *r = state;
+	*n = r->jpeg != NULL ? 1 : 0;
+	return &r->preview;
 }
 
 static void *raf_start(PixStream *s)
@@ -146,5 +155,6 @@ const PixContainer pix_container_raf = {
 	.keep_tail = 0,
 	.start = raf_start,
 	.finish = raf_finish,
+	.previews = raf_previews,
 	.free = raf_free,
 };

@@ -69,6 +69,8 @@ typedef struct {
 	gboolean has_news;      /* a range arrived while it was */
 	guint n_rounds;
 	PixTiffKind kind;       /* what the last run found */
+	PixPreview previews[PIX_META_MAX_PREVIEWS];  /* what the last round found */
+	guint n_previews;
 	char *make;             /* the file's Make, for its RAW type (owned) */
 } TiffState;
 
@@ -214,6 +216,15 @@ static void run_rounds(TiffState *t)
 		/* the file's size is not known yet: the reader's bounds are
 		 * the largest a TIFF can have; the last run knows better */
 		pix_tiff_read(get_bytes, t, G_MAXUINT32 * (guint64)65536, PIX_TIFF_ROLE_MAIN, scratch, NULL);
+		/* the previews' pointers, for the thumbnail maker, which needs
+		 * them before the previews go by: what they lack is asked too */
+		PixPreview found[PIX_META_MAX_PREVIEWS];
+		guint n = pix_tiff_previews(get_bytes, t, G_MAXUINT32 * (guint64)65536, found, PIX_META_MAX_PREVIEWS);
+		if (n >= t->n_previews) {
+			/* more of the file at hand finds more, never less */
+			memcpy(t->previews, found, n * sizeof *found);
+			t->n_previews = n;
+		}
 		t->is_round = FALSE;
 		for (guint i = 0; i < t->misses->len && t->asked->len < MAX_ASKED; i++) {
 			Range *m = &g_array_index(t->misses, Range, i);
@@ -225,6 +236,13 @@ static void run_rounds(TiffState *t)
 		}
 	} while (t->has_news);
 	t->is_in_rounds = FALSE;
+}
+
+static const PixPreview *tiff_previews(void *state, guint *n)
+{
+	TiffState *t = state;
+	*n = t->n_previews;
+	return t->previews;
 }
 
 static void tiff_free(void *state)
@@ -311,5 +329,6 @@ const PixContainer pix_container_tiff = {
 	.start = tiff_start,
 	.finish = tiff_finish,
 	.mime = tiff_mime,
+	.previews = tiff_previews,
 	.free = tiff_free,
 };

@@ -247,6 +247,16 @@ void pix_meta_parser_feed(PixMetaParser *mp, const guint8 *data, gsize len)
 		dispatch(mp, data, len);
 }
 
+const PixPreview *pix_meta_parser_previews(const PixMetaParser *mp, guint *n)
+{
+	*n = 0;
+	if (mp->jpeg != NULL)
+		return pix_jpeg_parser_previews(mp->jpeg, n);
+	if (mp->container != NULL && mp->container->previews != NULL && mp->state != NULL)
+		return mp->container->previews(mp->state, n);
+	return NULL;
+}
+
 static void add_error(PixItem *item, const char *problem)
 {
 	if (item->error == NULL)

@@ -30,6 +30,35 @@ void pix_meta_parser_reset(PixMetaParser *mp);
 /* The next `len` bytes of the file. */
 void pix_meta_parser_feed(PixMetaParser *mp, const guint8 *data, gsize len);
 /*
+ * An image a file embeds for quick display, as the file's structure
+ * places it: a JPEG of `len` bytes at `off`, for the thumbnail maker
+ * (thumb.h), which cuts it out of the bytes as they go by.
+ */
+typedef enum {
+	PIX_PREVIEW_MPF,        /* a JPEG's MPF "large thumbnail" (after its image) */
+	PIX_PREVIEW_RAW,        /* a RAW file's JpgFromRaw or PreviewImage */
+} PixPreviewKind;
+
+typedef struct {
+	guint64 off;            /* its first byte (SOI) in the file */
+	guint64 len;            /* > 0 */
+	PixPreviewKind kind;
+	guint class_px;         /* the long edge its container promises (MPF's
+	                           class: 640 for "VGA", 1920 for "full HD"...),
+	                           0 when it says nothing */
+} PixPreview;
+
+/*
+ * The previews found so far (transfer none: valid until the next feed or
+ * reset; still valid after pix_meta_parser_finish()), in the order
+ * found, at most PIX_META_MAX_PREVIEWS; *n is 0 for a format that has
+ * none.  A preview's offset and length are checked only against each
+ * other (no wrap), not against the file.
+ */
+#define PIX_META_MAX_PREVIEWS 8
+const PixPreview *pix_meta_parser_previews(const PixMetaParser *mp, guint *n);
+
+/*
  * The file ended.  Sets item->mime and item->media, item->meta (or leaves
  * it NULL when the content has none), and item->error when the content is
  * damaged (a truncated image, corrupt EXIF); what could be read is kept.

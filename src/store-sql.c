@@ -264,7 +264,10 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_THUMBS_DROP_UNUSED] =
 		"DELETE FROM thumbs WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.md5 = thumbs.md5 AND f.size = thumbs.size)",
 	[ST_THUMBS_WANTED] = THUMBS_WANTED(DIR_UNDER),
-	[ST_THUMBS_ALL] = "SELECT size, md5 FROM thumbs",
+	/* the contents a copy of needs no decode: not those whose note is
+	 * of an older maker, which ST_THUMBS_WANTED sends to be read again */
+	[ST_THUMBS_ALL] = "SELECT size, md5 FROM thumbs WHERE note IS NULL OR version >= "
+		G_STRINGIFY(PIX_THUMB_VERSION),
 	[ST_THUMBS_SIZE] =
 		"SELECT count(*), coalesce(sum(CASE WHEN note IS NULL THEN 1 ELSE 0 END), 0),"
 		" coalesce(sum(length(large_jpeg) + length(xlarge_jpeg)), 0) FROM thumbs",

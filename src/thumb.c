@@ -1,85 +1,89 @@
 /*
- * thumb.c: thumbnails from the bytes as they are read (see thumb.h).
+ * thumb.c: thumbnails from the bytes as they are read (see thumb.h): the
+ * maker, which tells a file's format from its first bytes, hands the
+ * bytes to the decoder for it (thumb-int.h) and cuts out of them the
+ * embedded previews the metadata parser finds, then makes the renditions
+ * from the best pixels it got.
  *
- * Runs on a hash thread, fed by the hasher the same pieces as the metadata
- * parser.  The one place that talks to libjpeg.
+ * Runs on a hash thread, fed by the hasher the same pieces as the
+ * metadata parser, each piece after the parser has seen it: so the parser
+ * has read a preview's pointer (an MPF index, a RAW file's directories)
+ * before the maker sees the bytes it points to, when the pointer comes
+ * first in the file, as cameras write them.
  *
- * A JPEG goes through libjpeg with a suspending data source: feed() appends
- * the piece to what libjpeg has not consumed yet and runs the decoder until
- * it asks for more (fill_input_buffer() returns FALSE, and libjpeg backs up
- * to the last point it can restart from: a marker, or the MCU being
- * decoded), so the bytes held are one MCU's or one marker segment's, not
- * the file.  Decoded scanlines go straight into a Shrink, which averages
- * them into the XLARGE rendition row by row; LARGE is then shrunk from
- * XLARGE's pixels the same way, and both are encoded as baseline JPEG.
+ * Sources, cheapest first:
+ *  - JPEG: the image is decoded as it streams (thumb-jpeg.c) unless its
+ *    MPF index names a "large thumbnail" of at least PIX_THUMB_MAX_EDGE
+ *    pixels and smaller than the image; then, once the header is read,
+ *    the image is not decoded and that preview, after the image, is;
+ *  - PNG and WebP: decoded as they stream (thumb-png.c, thumb-webp.c);
+ *  - HEIF, HEIC, AVIF: the file kept and decoded at its end
+ *    (thumb-heif.c);
+ *  - anything else (RAW files): the JPEG previews the metadata parser
+ *    finds, each decoded as its bytes go by, in file order, until one has
+ *    PIX_THUMB_MAX_EDGE pixels; the largest serves.
  *
- * Invariants:
- *  1. libjpeg is only called under setjmp(m->jerr.jump); a libjpeg error
- *     ends the file in T_FAILED with a note, and libjpeg's objects are
- *     aborted (never destroyed mid-call), so the maker is reusable.
- *  2. The bytes held (m->in) are at most MAX_HELD; beyond, the file fails.
- *  3. Once in T_DONE, T_FAILED or T_IGNORED, further input is ignored.
+ * Invariants (maker_check):
+ *  1. At most one decoder of the file's own format, and at most one
+ *     preview being cut out (m->jpeg, which is then not the image's).
+ *  2. m->pos counts the bytes fed; a preview being cut out started at or
+ *     after the first byte fed after it was found, and ends at pv_end.
+ *  3. `best` holds pixels only with a source, at most PIX_THUMB_MAX_EDGE
+ *     on the long edge.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "thumb.h"
+#include "thumb-int.h"
+#include "meta.h"
 
-#include <setjmp.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
-#include <jpeglib.h>
-#include <jerror.h>
 
-#define MAX_HELD ((gsize)4 << 20)
-#define JPEG_QUALITY 85
+#define SNIFF_BYTES 12
+/* the smallest rendition a preview must allow */
+#define MIN_PREVIEW_EDGE 256
 
 typedef enum {
-	T_SNIFF,      /* fewer than 3 bytes seen */
-	T_HEADER,     /* JPEG: reading its header */
-	T_START,      /* JPEG: starting the decompressor */
-	T_SCAN,       /* JPEG: reading scanlines */
-	T_DONE,
-	T_FAILED,
-	T_IGNORED,    /* not a format the maker reads */
-} TState;
-
-typedef struct {
-	struct jpeg_error_mgr pub;
-	jmp_buf jump;
-	gboolean hit_eof;     /* libjpeg ran out of data at the file's end */
-} ErrorMgr;
-
-/* Averages rows of sw x sh pixels (c components) into tw x th, fed one
- * source row at a time; each source pixel falls into exactly one target
- * pixel (a box filter). */
-typedef struct {
-	guint sw, sh, tw, th, c;
-	guint *xmap;          /* source x -> target x (owned) */
-	guint *xcount;        /* source pixels per target column (owned) */
-	guint32 *acc;         /* one target row's sums (owned) */
-	guint y;              /* source rows fed */
-	guint ty;             /* target row being summed */
-	guint rows;           /* source rows in it so far */
-	guint8 *out;          /* tw * th * c (owned) */
-} Shrink;
+	F_SNIFF,        /* fewer than SNIFF_BYTES seen */
+	F_JPEG,
+	F_PNG,
+	F_WEBP,
+	F_HEIF,
+	F_PREVIEWS,     /* no decoder of its own: its previews, if any */
+} Format;
 
 struct PixThumbMaker {
-	TState state;
-	guint8 sniff[3];
-	gsize n_sniffed;
-	struct jpeg_decompress_struct dec;
-	struct jpeg_compress_struct enc;
-	struct jpeg_source_mgr src;
-	ErrorMgr jerr;
-	GByteArray *in;       /* bytes libjpeg has not consumed (owned) */
-	gsize skip;           /* bytes libjpeg skipped that have not come yet */
-	guint8 *row;          /* one decoded scanline (owned) */
-	gsize row_cap;
-	guint8 *rgb;          /* a CMYK scanline as RGB (owned) */
-	gsize rgb_cap;
-	gboolean is_cmyk_inverted;
-	Shrink xl;
-	char *note;           /* (owned) */
+	Format format;
+	guint8 head[SNIFF_BYTES];
+	gsize n_head;
+	guint64 pos;                /* bytes fed */
+	gint64 size_bytes;          /* the file's, -1 unknown */
+	const PixMetaParser *meta;  /* (nullable, not owned) */
+	ThumbJpeg *jpeg;            /* the image's decoder, or a preview's
+	                               (owned, kept from file to file) */
+	gboolean is_jpeg_image;     /* m->jpeg decodes the file itself */
+	gboolean is_skipping_image; /* a JPEG whose MPF preview serves */
+	ThumbPng *png;              /* (owned, nullable) */
+	ThumbWebp *webp;            /* (owned, nullable) */
+	ThumbHeif *heif;            /* (owned, nullable) */
+	/* the preview being cut out of the bytes */
+	gboolean in_preview;
+	guint64 pv_off, pv_end;
+	PixPreviewKind pv_kind;
+	guint64 tried[PIX_META_MAX_PREVIEWS];   /* previews started or gone by, by offset */
+	guint n_tried;
+	gboolean is_previews_done;  /* one has PIX_THUMB_MAX_EDGE pixels */
+	guint64 missed_off;         /* a preview that went by before it was known */
+	gboolean has_missed;
+	char *pv_note;              /* why the last preview gave nothing (owned) */
+	/* the best pixels so far */
+	ThumbPixels best;
+	guint best_w, best_h;       /* the size of the image they came from */
+	const char *best_source;    /* static, NULL when `best` is empty */
+	gboolean is_best_preview;
+	char *note;                 /* (owned) */
+	gint64 image_w, image_h;    /* the image's stored size, -1 unknown */
+	int orientation;            /* its EXIF orientation, -1 unknown */
+	PixThumbStats stats;
 };
 
 guint pix_thumb_edge(PixThumbSize size)
@@ -108,9 +112,30 @@ void pix_thumb_free(PixThumb *t)
 	g_free(t);
 }
 
-/* --- Shrink ------------------------------------------------------------------ */
+/* --- pixels ------------------------------------------------------------------ */
 
-static void fit(guint sw, guint sh, guint edge, guint *tw, guint *th)
+void thumb_pixels_clear(ThumbPixels *p)
+{
+	g_free(p->data);
+	memset(p, 0, sizeof *p);
+}
+
+gboolean thumb_check_size(guint64 w, guint64 h, char **note)
+{
+	if (w == 0 || h == 0) {
+		*note = g_strdup("an image of no pixels");
+		return FALSE;
+	}
+	if (w * h > (guint64)PIX_THUMB_MAX_PIXELS || w > THUMB_MAX_SIDE || h > THUMB_MAX_SIDE) {
+		*note = g_strdup_printf("an image of %" G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT
+		                        " pixels is over the bound of %" G_GINT64_FORMAT " megapixels",
+		                        w, h, PIX_THUMB_MAX_PIXELS / 1000000);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+void thumb_fit(guint sw, guint sh, guint edge, guint *tw, guint *th)
 {
 	guint lw = MAX(sw, sh);
 	if (lw <= edge) {
@@ -127,7 +152,7 @@ static void fit(guint sw, guint sh, guint edge, guint *tw, guint *th)
 	}
 }
 
-static void shrink_clear(Shrink *s)
+void thumb_shrink_clear(ThumbShrink *s)
 {
 	g_free(s->xmap);
 	g_free(s->xcount);
@@ -136,13 +161,22 @@ static void shrink_clear(Shrink *s)
 	memset(s, 0, sizeof *s);
 }
 
-static void shrink_init(Shrink *s, guint sw, guint sh, guint c, guint edge)
+void thumb_shrink_init(ThumbShrink *s, guint sw, guint sh, guint c, guint edge)
 {
-	shrink_clear(s);
+	guint tw, th;
+	thumb_fit(sw, sh, edge, &tw, &th);
+	thumb_shrink_init_to(s, sw, sh, c, tw, th);
+}
+
+void thumb_shrink_init_to(ThumbShrink *s, guint sw, guint sh, guint c, guint tw, guint th)
+{
+	g_assert(tw >= 1 && tw <= sw && th >= 1 && th <= sh);
+	thumb_shrink_clear(s);
 	s->sw = sw;
 	s->sh = sh;
 	s->c = c;
-	fit(sw, sh, edge, &s->tw, &s->th);
+	s->tw = tw;
+	s->th = th;
 	s->xmap = g_new(guint, sw);
 	s->xcount = g_new0(guint, s->tw);
 	for (guint x = 0; x < sw; x++) {
@@ -153,7 +187,7 @@ static void shrink_init(Shrink *s, guint sw, guint sh, guint c, guint edge)
 	s->out = g_malloc((gsize)s->tw * s->th * c);
 }
 
-static void shrink_flush(Shrink *s)
+static void shrink_flush(ThumbShrink *s)
 {
 	guint8 *o = s->out + (gsize)s->ty * s->tw * s->c;
 	for (guint tx = 0; tx < s->tw; tx++) {
@@ -167,7 +201,7 @@ static void shrink_flush(Shrink *s)
 	s->rows = 0;
 }
 
-static void shrink_row(Shrink *s, const guint8 *row)
+void thumb_shrink_row(ThumbShrink *s, const guint8 *row)
 {
 	g_assert(s->y < s->sh);
 	guint ty = (guint)((guint64)s->y * s->th / s->sh);
@@ -190,51 +224,47 @@ static void shrink_row(Shrink *s, const guint8 *row)
 		shrink_flush(s);
 }
 
-/* --- libjpeg's managers ------------------------------------------------------ */
-
-static void on_error(j_common_ptr cinfo)
+gboolean thumb_shrink_is_done(const ThumbShrink *s)
 {
-	ErrorMgr *e = (ErrorMgr *)cinfo->err;
-	longjmp(e->jump, 1);
+	return s->out != NULL && s->y == s->sh;
 }
 
-static void on_message(j_common_ptr cinfo, int level)
+void thumb_shrink_take(ThumbShrink *s, ThumbPixels *out)
 {
-	ErrorMgr *e = (ErrorMgr *)cinfo->err;
-	/* warnings (level -1) of data that stops early: the image is cut */
-	if (level < 0 && (e->pub.msg_code == JWRN_JPEG_EOF || e->pub.msg_code == JWRN_HIT_MARKER))
-		e->hit_eof = TRUE;
+	g_assert(thumb_shrink_is_done(s));
+	thumb_pixels_clear(out);
+	out->w = s->tw;
+	out->h = s->th;
+	out->c = s->c;
+	out->data = g_steal_pointer(&s->out);
+	thumb_shrink_clear(s);
 }
 
-static void src_init(j_decompress_ptr cinfo)
+/*
+ * Pixels a camera stored as shown (a preview it turned upright) back in
+ * the image's stored order, which the renditions keep: orientation `o`
+ * (5..8) maps stored pixels S to shown ones D; S = D under the inverse.
+ */
+static void unrotate(ThumbPixels *p, int o)
 {
-	(void)cinfo;
-}
-
-static boolean src_fill(j_decompress_ptr cinfo)
-{
-	(void)cinfo;
-	return FALSE;   /* suspend: more comes with the next feed() */
-}
-
-static void src_skip(j_decompress_ptr cinfo, long n)
-{
-	PixThumbMaker *m = cinfo->client_data;
-	if (n <= 0)
-		return;
-	if ((gsize)n <= m->src.bytes_in_buffer) {
-		m->src.next_input_byte += n;
-		m->src.bytes_in_buffer -= (gsize)n;
-	} else {
-		m->skip += (gsize)n - m->src.bytes_in_buffer;
-		m->src.next_input_byte += m->src.bytes_in_buffer;
-		m->src.bytes_in_buffer = 0;
+	guint dw = p->w, dh = p->h, c = p->c, sw = dh, sh = dw;
+	guint8 *s = g_malloc((gsize)sw * sh * c);
+	for (guint sy = 0; sy < sh; sy++) {
+		for (guint sx = 0; sx < sw; sx++) {
+			guint dx, dy;
+			switch (o) {
+			case 5: dx = sy; dy = sx; break;                     /* transpose */
+			case 6: dx = sh - 1 - sy; dy = sx; break;            /* shown turned 90 clockwise */
+			case 7: dx = sh - 1 - sy; dy = sw - 1 - sx; break;   /* transverse */
+			default: dx = sy; dy = sw - 1 - sx; break;           /* 8: turned 90 anticlockwise */
+			}
+			memcpy(s + ((gsize)sy * sw + sx) * c, p->data + ((gsize)dy * dw + dx) * c, c);
+		}
 	}
-}
-
-static void src_term(j_decompress_ptr cinfo)
-{
-	(void)cinfo;
+	g_free(p->data);
+	p->data = s;
+	p->w = sw;
+	p->h = sh;
 }
 
 /* --- the maker --------------------------------------------------------------- */
@@ -242,359 +272,432 @@ static void src_term(j_decompress_ptr cinfo)
 PixThumbMaker *pix_thumb_maker_new(void)
 {
 	PixThumbMaker *m = g_new0(PixThumbMaker, 1);
-	m->dec.err = jpeg_std_error(&m->jerr.pub);
-	m->jerr.pub.error_exit = on_error;
-	m->jerr.pub.emit_message = on_message;
-	m->enc.err = &m->jerr.pub;
-	if (setjmp(m->jerr.jump))
-		g_error("libjpeg cannot start: out of memory");
-	jpeg_create_decompress(&m->dec);
-	jpeg_create_compress(&m->enc);
-	m->dec.client_data = m;
-	m->src.init_source = src_init;
-	m->src.fill_input_buffer = src_fill;
-	m->src.skip_input_data = src_skip;
-	m->src.resync_to_restart = jpeg_resync_to_restart;
-	m->src.term_source = src_term;
-	m->dec.src = &m->src;
-	m->in = g_byte_array_new();
+	pix_thumb_maker_reset(m);
 	return m;
+}
+
+static void drop_decoders(PixThumbMaker *m)
+{
+	if (m->jpeg != NULL)
+		thumb_jpeg_reset(m->jpeg);
+	g_clear_pointer(&m->png, thumb_png_free);
+	g_clear_pointer(&m->webp, thumb_webp_free);
+	g_clear_pointer(&m->heif, thumb_heif_free);
+}
+
+void pix_thumb_maker_reset(PixThumbMaker *m)
+{
+	drop_decoders(m);
+	m->format = F_SNIFF;
+	m->n_head = 0;
+	m->pos = 0;
+	m->size_bytes = -1;
+	m->meta = NULL;
+	m->is_jpeg_image = FALSE;
+	m->is_skipping_image = FALSE;
+	m->in_preview = FALSE;
+	m->n_tried = 0;
+	m->is_previews_done = FALSE;
+	m->has_missed = FALSE;
+	g_clear_pointer(&m->pv_note, g_free);
+	thumb_pixels_clear(&m->best);
+	m->best_source = NULL;
+	m->is_best_preview = FALSE;
+	g_clear_pointer(&m->note, g_free);
+	m->image_w = m->image_h = -1;
+	m->orientation = -1;
 }
 
 void pix_thumb_maker_free(PixThumbMaker *m)
 {
 	if (m == NULL)
 		return;
-	jpeg_destroy_decompress(&m->dec);
-	jpeg_destroy_compress(&m->enc);
-	g_byte_array_free(m->in, TRUE);
-	g_free(m->row);
-	g_free(m->rgb);
-	shrink_clear(&m->xl);
-	g_free(m->note);
+	pix_thumb_maker_reset(m);
+	thumb_jpeg_free(m->jpeg);
 	g_free(m);
 }
 
-void pix_thumb_maker_reset(PixThumbMaker *m)
+void pix_thumb_maker_start(PixThumbMaker *m, const PixMetaParser *meta, gint64 size_bytes)
 {
-	jpeg_abort_decompress(&m->dec);
-	m->state = T_SNIFF;
-	m->n_sniffed = 0;
-	g_byte_array_set_size(m->in, 0);
-	if (m->in->len == 0 && m->row_cap > (1u << 20)) {
-		/* a huge file's buffers are not kept for the next one */
-		g_clear_pointer(&m->row, g_free);
-		m->row_cap = 0;
-	}
-	m->src.next_input_byte = NULL;
-	m->src.bytes_in_buffer = 0;
-	m->skip = 0;
-	m->jerr.hit_eof = FALSE;
-	shrink_clear(&m->xl);
-	g_clear_pointer(&m->note, g_free);
+	pix_thumb_maker_reset(m);
+	m->meta = meta;
+	m->size_bytes = size_bytes;
 }
 
-static void fail(PixThumbMaker *m, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void fail(PixThumbMaker *m, const char *fmt, ...)
+void pix_thumb_maker_set_image(PixThumbMaker *m, gint64 width_px, gint64 height_px, int orientation)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	g_free(m->note);
-	m->note = g_strdup_vprintf(fmt, ap);
-	va_end(ap);
-	m->state = T_FAILED;
-	jpeg_abort_decompress(&m->dec);
-	g_byte_array_set_size(m->in, 0);
+	m->image_w = width_px;
+	m->image_h = height_px;
+	m->orientation = orientation;
 }
 
-/* libjpeg's last error, as a note */
-static void fail_jpeg(PixThumbMaker *m)
+void pix_thumb_maker_stats(const PixThumbMaker *m, PixThumbStats *out)
 {
-	char msg[JMSG_LENGTH_MAX];
-	if (m->jerr.pub.msg_code == JERR_NO_BACKING_STORE) {
-		fail(m, "decoding it needs more than %zu MiB", PIX_THUMB_MAX_MEMORY >> 20);
+	*out = m->stats;
+	if (m->jpeg != NULL)
+		out->n_jpeg_rows = thumb_jpeg_rows(m->jpeg);
+}
+
+static gboolean maker_check(const PixThumbMaker *m)
+{
+	if (m->in_preview && (m->is_jpeg_image || m->pv_end <= m->pv_off))
+		return FALSE;
+	if ((m->best.data != NULL) != (m->best_source != NULL))
+		return FALSE;
+	return m->best.data == NULL || MAX(m->best.w, m->best.h) <= PIX_THUMB_MAX_EDGE;
+}
+
+/* Keeps `p` (from an image of w x h) if it is the best yet. */
+static void offer(PixThumbMaker *m, ThumbPixels *p, guint w, guint h, const char *source, gboolean is_preview)
+{
+	if (m->best.data != NULL && MAX(w, h) <= MAX(m->best_w, m->best_h)) {
+		thumb_pixels_clear(p);
 		return;
 	}
-	m->jerr.pub.format_message((j_common_ptr)&m->dec, msg);
-	fail(m, "corrupt JPEG: %s", msg);
+	thumb_pixels_clear(&m->best);
+	m->best = *p;
+	memset(p, 0, sizeof *p);
+	m->best_w = w;
+	m->best_h = h;
+	m->best_source = source;
+	m->is_best_preview = is_preview;
 }
 
-static guint8 *grow(guint8 **buf, gsize *cap, gsize len)
+static const char *preview_source(PixPreviewKind kind)
 {
-	if (*cap < len) {
-		g_free(*buf);
-		*buf = g_malloc(len);
-		*cap = len;
+	return kind == PIX_PREVIEW_MPF ? "mpf-preview" : "raw-preview";
+}
+
+/* The preview just cut out (or cut short) is decoded: its pixels, or why
+ * not. */
+static void end_preview(PixThumbMaker *m)
+{
+	ThumbPixels p = { 0 };
+	guint w = 0, h = 0;
+	g_autofree char *note = NULL;
+	m->in_preview = FALSE;
+	if (thumb_jpeg_finish(m->jpeg, &p, &w, &h, &note)) {
+		if (MAX(w, h) >= PIX_THUMB_MAX_EDGE)
+			m->is_previews_done = TRUE;
+		offer(m, &p, w, h, preview_source(m->pv_kind), TRUE);
+	} else if (note != NULL) {
+		g_free(m->pv_note);
+		m->pv_note = g_strdup_printf("its preview at byte %" G_GUINT64_FORMAT " is damaged (%s)", m->pv_off,
+		                             note);
 	}
-	return *buf;
 }
 
-static void header_done(PixThumbMaker *m)
+static gboolean was_tried(const PixThumbMaker *m, guint64 off)
 {
-	struct jpeg_decompress_struct *d = &m->dec;
-	guint64 pixels = (guint64)d->image_width * d->image_height;
-	if (pixels > (guint64)PIX_THUMB_MAX_PIXELS) {
-		fail(m, "an image of %u x %u pixels is over the bound of %" G_GINT64_FORMAT " megapixels",
-		     d->image_width, d->image_height, PIX_THUMB_MAX_PIXELS / 1000000);
-		return;
-	}
-	switch (d->jpeg_color_space) {
-	case JCS_GRAYSCALE:
-		d->out_color_space = JCS_GRAYSCALE;
-		break;
-	case JCS_CMYK:
-	case JCS_YCCK:
-		d->out_color_space = JCS_CMYK;
-		/* Adobe's CMYK JPEGs store the inks inverted */
-		m->is_cmyk_inverted = d->saw_Adobe_marker;
-		break;
-	default:
-		d->out_color_space = JCS_RGB;
-		break;
-	}
-	/* the smallest scale n/8 whose long edge still holds the largest
-	 * rendition: at 1/8 libjpeg takes each block's DC value, no IDCT */
-	guint lw = MAX(d->image_width, d->image_height);
-	guint n = 1;
-	while (n < 8 && ((guint64)lw * n + 7) / 8 < PIX_THUMB_MAX_EDGE)
-		n++;
-	d->scale_num = n;
-	d->scale_denom = 8;
-	d->dct_method = JDCT_ISLOW;
-	d->do_fancy_upsampling = FALSE;
-	d->do_block_smoothing = FALSE;
-	d->mem->max_memory_to_use = (long)PIX_THUMB_MAX_MEMORY;
-	m->state = T_START;
+	for (guint i = 0; i < m->n_tried; i++)
+		if (m->tried[i] == off)
+			return TRUE;
+	return FALSE;
 }
 
-static void start_done(PixThumbMaker *m)
+static void mark_tried(PixThumbMaker *m, guint64 off)
 {
-	struct jpeg_decompress_struct *d = &m->dec;
-	grow(&m->row, &m->row_cap, (gsize)d->output_width * d->output_components);
-	guint c = d->out_color_space == JCS_GRAYSCALE ? 1 : 3;
-	if (d->out_color_space == JCS_CMYK)
-		grow(&m->rgb, &m->rgb_cap, (gsize)d->output_width * 3);
-	shrink_init(&m->xl, d->output_width, d->output_height, c, PIX_THUMB_MAX_EDGE);
-	m->state = T_SCAN;
+	if (m->n_tried < PIX_META_MAX_PREVIEWS)
+		m->tried[m->n_tried++] = off;
 }
 
-static void cmyk_to_rgb(PixThumbMaker *m, guint width)
+/* The next preview to cut out, at or after m->pos (FALSE: none known);
+ * those known only once they went by are noted. */
+static gboolean next_preview(PixThumbMaker *m, guint64 pos, PixPreview *next)
 {
-	const guint8 *p = m->row;
-	guint8 *o = m->rgb;
-	for (guint x = 0; x < width; x++, p += 4, o += 3) {
-		guint cc = p[0], mm = p[1], yy = p[2], kk = p[3];
-		if (!m->is_cmyk_inverted) {
-			cc = 255 - cc;
-			mm = 255 - mm;
-			yy = 255 - yy;
-			kk = 255 - kk;
+	guint n = 0;
+	const PixPreview *pv = m->meta != NULL ? pix_meta_parser_previews(m->meta, &n) : NULL;
+	gboolean found = FALSE;
+	for (guint i = 0; i < n; i++) {
+		const PixPreview *p = &pv[i];
+		if (m->is_skipping_image && p->kind != PIX_PREVIEW_MPF)
+			continue;
+		if (was_tried(m, p->off) || m->n_tried == PIX_META_MAX_PREVIEWS)
+			continue;
+		if (m->size_bytes >= 0 && p->off + p->len > (guint64)m->size_bytes) {
+			mark_tried(m, p->off);
+			g_free(m->pv_note);
+			m->pv_note = g_strdup_printf("its preview at byte %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
+			                             " bytes) runs past the end of the file", p->off, p->len);
+			continue;
 		}
-		o[0] = (guint8)((cc * kk + 127) / 255);
-		o[1] = (guint8)((mm * kk + 127) / 255);
-		o[2] = (guint8)((yy * kk + 127) / 255);
-	}
-}
-
-/* Runs libjpeg on what is held until it needs more or the image is done. */
-static void run_jpeg(PixThumbMaker *m)
-{
-	struct jpeg_decompress_struct *d = &m->dec;
-	if (setjmp(m->jerr.jump)) {
-		fail_jpeg(m);
-		return;
-	}
-	if (m->state == T_HEADER) {
-		int rc = jpeg_read_header(d, TRUE);
-		if (rc == JPEG_SUSPENDED)
-			return;
-		if (rc != JPEG_HEADER_OK) {
-			fail(m, "a JPEG with no image");
-			return;
-		}
-		header_done(m);
-		if (m->state != T_START)
-			return;
-	}
-	if (m->state == T_START) {
-		if (!jpeg_start_decompress(d))
-			return;
-		start_done(m);
-	}
-	while (m->state == T_SCAN && d->output_scanline < d->output_height) {
-		JSAMPROW rows[1] = { m->row };
-		if (jpeg_read_scanlines(d, rows, 1) == 0)
-			return;
-		if (m->jerr.hit_eof) {
-			fail(m, "a truncated JPEG");
-			return;
-		}
-		if (d->out_color_space == JCS_CMYK) {
-			cmyk_to_rgb(m, d->output_width);
-			shrink_row(&m->xl, m->rgb);
-		} else {
-			shrink_row(&m->xl, m->row);
-		}
-	}
-	if (m->state == T_SCAN) {
-		m->state = T_DONE;
-		jpeg_abort_decompress(d);
-		g_byte_array_set_size(m->in, 0);
-	}
-}
-
-/* Runs libjpeg on what it has left and `data`: straight from `data` when
- * nothing is left (no copy), else joined to it a slice at a time; what it
- * has not consumed when it suspends is copied for the next piece. */
-static void feed_jpeg(PixThumbMaker *m, const guint8 *data, gsize len)
-{
-	while (len > 0 && m->state < T_DONE) {
-		gsize k = MIN(m->skip, len);
-		m->skip -= k;
-		data += k;
-		len -= k;
-		if (len == 0)
-			return;
-		gsize keep = m->src.bytes_in_buffer;
-		if (keep == 0) {
-			m->src.next_input_byte = data;
-			m->src.bytes_in_buffer = len;
-			run_jpeg(m);
-			if (m->state >= T_DONE)
-				return;
-			gsize left = m->src.bytes_in_buffer;
-			if (left > MAX_HELD) {
-				fail(m, "a JPEG whose decoder held more than %zu MiB of its bytes", MAX_HELD >> 20);
-				return;
+		if (p->off < pos) {
+			mark_tried(m, p->off);
+			if (!m->has_missed) {
+				m->has_missed = TRUE;
+				m->missed_off = p->off;
 			}
-			g_byte_array_set_size(m->in, 0);
-			g_byte_array_append(m->in, m->src.next_input_byte, (guint)left);
-			m->src.next_input_byte = m->in->data;
-			m->src.bytes_in_buffer = left;
-			return;
+			continue;
 		}
-		if (m->src.next_input_byte != m->in->data)
-			memmove(m->in->data, m->src.next_input_byte, keep);
-		g_byte_array_set_size(m->in, (guint)keep);
-		gsize n = MIN(len, (gsize)65536);
-		if (keep + n > MAX_HELD) {
-			fail(m, "a JPEG whose decoder held more than %zu MiB of its bytes", MAX_HELD >> 20);
-			return;
+		if (!found || p->off < next->off) {
+			*next = *p;
+			found = TRUE;
 		}
-		g_byte_array_append(m->in, data, (guint)n);
-		data += n;
-		len -= n;
-		m->src.next_input_byte = m->in->data;
-		m->src.bytes_in_buffer = m->in->len;
-		run_jpeg(m);
 	}
+	return found;
+}
+
+/* The previews' share of the bytes [m->pos, m->pos + len). */
+static void feed_previews(PixThumbMaker *m, const guint8 *data, gsize len)
+{
+	guint64 pos = m->pos;
+	while (len > 0 && !m->is_previews_done) {
+		if (m->in_preview) {
+			gsize n = (gsize)MIN((guint64)len, m->pv_end - pos);
+			thumb_jpeg_feed(m->jpeg, data, n);
+			pos += n;
+			data += n;
+			len -= n;
+			if (pos == m->pv_end || thumb_jpeg_state(m->jpeg) != THUMB_RUNNING)
+				end_preview(m);
+			continue;
+		}
+		PixPreview next = { 0 };
+		if (!next_preview(m, pos, &next) || next.off >= pos + len)
+			break;
+		gsize skip = (gsize)(next.off - pos);
+		pos += skip;
+		data += skip;
+		len -= skip;
+		mark_tried(m, next.off);
+		m->in_preview = TRUE;
+		m->pv_off = next.off;
+		m->pv_end = next.off + next.len;
+		m->pv_kind = next.kind;
+		m->stats.n_decodes++;
+		if (m->jpeg == NULL)
+			m->jpeg = thumb_jpeg_new();
+		thumb_jpeg_start(m->jpeg, NULL, NULL);
+	}
+}
+
+/*
+ * A JPEG's header is read: decode the image, unless its MPF index (read
+ * by the metadata parser from the same header) names a large thumbnail
+ * of at least PIX_THUMB_MAX_EDGE pixels, smaller than the image, that
+ * lies within the file: then that preview serves, and the image's bytes
+ * are only hashed.
+ */
+static gboolean on_image_header(void *ctx, guint width_px, guint height_px)
+{
+	PixThumbMaker *m = ctx;
+	guint n = 0;
+	const PixPreview *pv = m->meta != NULL ? pix_meta_parser_previews(m->meta, &n) : NULL;
+	for (guint i = 0; i < n; i++) {
+		const PixPreview *p = &pv[i];
+		if (p->kind != PIX_PREVIEW_MPF || p->class_px < PIX_THUMB_MAX_EDGE ||
+		    p->class_px >= MAX(width_px, height_px))
+			continue;
+		if (m->size_bytes >= 0 && p->off + p->len > (guint64)m->size_bytes)
+			continue;
+		m->is_skipping_image = TRUE;
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static void decide(PixThumbMaker *m)
+{
+	const guint8 *h = m->head;
+	gsize n = m->n_head;
+	static const char *const heif_brands[] = { "heic", "heix", "hevc", "heim", "heis", "hevm", "hevs",
+		                                   "mif1", "msf1", "avif", "avis" };
+	m->format = F_PREVIEWS;
+	if (n >= 3 && memcmp(h, "\xff\xd8\xff", 3) == 0) {
+		m->format = F_JPEG;
+		if (m->jpeg == NULL)
+			m->jpeg = thumb_jpeg_new();
+		thumb_jpeg_start(m->jpeg, on_image_header, m);
+		m->is_jpeg_image = TRUE;
+	} else if (n >= 8 && memcmp(h, "\x89PNG\r\n\x1a\n", 8) == 0) {
+		m->format = F_PNG;
+		m->png = thumb_png_new();
+	} else if (n >= 12 && memcmp(h, "RIFF", 4) == 0 && memcmp(h + 8, "WEBP", 4) == 0) {
+		m->format = F_WEBP;
+		m->webp = thumb_webp_new();
+	} else if (n >= 12 && memcmp(h + 4, "ftyp", 4) == 0) {
+		for (guint i = 0; i < G_N_ELEMENTS(heif_brands); i++) {
+			if (memcmp(h + 8, heif_brands[i], 4) == 0) {
+				m->format = F_HEIF;
+				m->heif = thumb_heif_new(m->size_bytes);
+				break;
+			}
+		}
+	}
+	if (m->format != F_PREVIEWS)
+		m->stats.n_decodes++;
+}
+
+/* Bytes from m->pos on, after the format is decided. */
+static void feed_decided(PixThumbMaker *m, const guint8 *data, gsize len)
+{
+	switch (m->format) {
+	case F_JPEG:
+		if (m->is_jpeg_image) {
+			thumb_jpeg_feed(m->jpeg, data, len);
+			if (m->is_skipping_image && thumb_jpeg_state(m->jpeg) == THUMB_STOPPED) {
+				thumb_jpeg_reset(m->jpeg);
+				m->is_jpeg_image = FALSE;
+			}
+		}
+		if (m->is_skipping_image)
+			feed_previews(m, data, len);
+		break;
+	case F_PNG:
+		thumb_png_feed(m->png, data, len);
+		break;
+	case F_WEBP:
+		thumb_webp_feed(m->webp, data, len);
+		break;
+	case F_HEIF:
+		thumb_heif_feed(m->heif, data, len);
+		break;
+	case F_PREVIEWS:
+		feed_previews(m, data, len);
+		break;
+	case F_SNIFF:
+		g_assert_not_reached();
+	}
+	m->pos += len;
+	g_assert(maker_check(m));
 }
 
 void pix_thumb_maker_feed(PixThumbMaker *m, const guint8 *data, gsize len)
 {
-	if (m->state == T_SNIFF) {
-		while (m->n_sniffed < 3 && len > 0) {
-			m->sniff[m->n_sniffed++] = *data++;
-			len--;
-		}
-		if (m->n_sniffed < 3)
-			return;
-		if (m->sniff[0] != 0xFF || m->sniff[1] != 0xD8 || m->sniff[2] != 0xFF) {
-			m->state = T_IGNORED;
-			return;
-		}
-		m->state = T_HEADER;
-		jpeg_abort_decompress(&m->dec);
-		feed_jpeg(m, m->sniff, 3);
-	}
-	if (m->state >= T_DONE || len == 0)
+	if (len == 0)
 		return;
-	feed_jpeg(m, data, len);
+	if (m->format == F_SNIFF) {
+		gsize take = MIN(len, SNIFF_BYTES - m->n_head);
+		memcpy(m->head + m->n_head, data, take);
+		m->n_head += take;
+		data += take;
+		len -= take;
+		if (m->n_head < SNIFF_BYTES)
+			return;
+		decide(m);
+		/* the head went in before the format was known: replay it */
+		feed_decided(m, m->head, m->n_head);
+	}
+	if (len > 0)
+		feed_decided(m, data, len);
 }
 
-/* Encodes `s`'s pixels as a baseline JPEG (transfer full), or NULL with a
- * note. */
-static GBytes *encode(PixThumbMaker *m, const guint8 *pixels, guint w, guint h, guint c)
-{
-	struct jpeg_compress_struct *e = &m->enc;
-	unsigned char *buf = NULL;
-	unsigned long size = 0;
-	if (setjmp(m->jerr.jump)) {
-		char msg[JMSG_LENGTH_MAX];
-		m->jerr.pub.format_message((j_common_ptr)e, msg);
-		jpeg_abort_compress(e);
-		free(buf);
-		g_free(m->note);
-		m->note = g_strdup_printf("cannot encode the thumbnail: %s", msg);
-		return NULL;
-	}
-	jpeg_mem_dest(e, &buf, &size);
-	e->image_width = w;
-	e->image_height = h;
-	e->input_components = (int)c;
-	e->in_color_space = c == 1 ? JCS_GRAYSCALE : JCS_RGB;
-	jpeg_set_defaults(e);
-	jpeg_set_quality(e, JPEG_QUALITY, TRUE);
-	e->optimize_coding = TRUE;
-	jpeg_start_compress(e, TRUE);
-	while (e->next_scanline < h) {
-		JSAMPROW row = (JSAMPROW)(pixels + (gsize)e->next_scanline * w * c);
-		jpeg_write_scanlines(e, &row, 1);
-	}
-	jpeg_finish_compress(e);
-	GBytes *b = g_bytes_new(buf, size);
-	free(buf);
-	return b;
-}
+/* --- the renditions ------------------------------------------------------------ */
 
 static PixThumb *make_renditions(PixThumbMaker *m)
 {
+	ThumbPixels *xl = &m->best;
+	/* a preview the camera turned upright goes back to the image's
+	 * stored order: its long side is across the image's short one, and
+	 * the orientation turns it by 90 degrees */
+	if (m->is_best_preview && m->orientation >= 5 && m->orientation <= 8 && m->image_w > 0 &&
+	    m->image_h > 0 && m->image_w != m->image_h && m->best_w != m->best_h &&
+	    (m->image_w > m->image_h) != (m->best_w > m->best_h))
+		unrotate(xl, m->orientation);
 	g_autoptr(PixThumb) t = g_new0(PixThumb, 1);
-	t->source = "jpeg";
-	Shrink *xl = &m->xl;
-	Shrink large = { 0 };
-	shrink_init(&large, xl->tw, xl->th, xl->c, pix_thumb_edge(PIX_THUMB_LARGE));
-	for (guint y = 0; y < xl->th; y++)
-		shrink_row(&large, xl->out + (gsize)y * xl->tw * xl->c);
-	const Shrink *by_size[PIX_THUMB_N_SIZES] = { &large, xl };
+	t->source = m->best_source;
+	ThumbShrink large = { 0 };
+	ThumbPixels lp = { 0 };
+	thumb_shrink_init(&large, xl->w, xl->h, xl->c, pix_thumb_edge(PIX_THUMB_LARGE));
+	for (guint y = 0; y < xl->h; y++)
+		thumb_shrink_row(&large, xl->data + (gsize)y * xl->w * xl->c);
+	thumb_shrink_take(&large, &lp);
+	const ThumbPixels *by_size[PIX_THUMB_N_SIZES] = { &lp, xl };
 	for (guint i = 0; i < PIX_THUMB_N_SIZES; i++) {
-		const Shrink *s = by_size[i];
-		t->width_px[i] = s->tw;
-		t->height_px[i] = s->th;
-		t->jpeg[i] = encode(m, s->out, s->tw, s->th, s->c);
+		const ThumbPixels *p = by_size[i];
+		t->width_px[i] = p->w;
+		t->height_px[i] = p->h;
+		t->jpeg[i] = thumb_jpeg_encode(p, &t->note);
 		if (t->jpeg[i] == NULL) {
-			shrink_clear(&large);
 			for (guint j = 0; j < PIX_THUMB_N_SIZES; j++)
 				g_clear_pointer(&t->jpeg[j], g_bytes_unref);
-			t->note = g_steal_pointer(&m->note);
-			return g_steal_pointer(&t);
+			t->source = NULL;
+			break;
 		}
 	}
 	if (t->note == NULL)
-		pix_phash_of_rendition(&t->phash, large.out, large.tw, large.th, large.c, t->jpeg[PIX_THUMB_LARGE]);
-	shrink_clear(&large);
+		pix_phash_of_rendition(&t->phash, lp.data, lp.w, lp.h, lp.c, t->jpeg[PIX_THUMB_LARGE]);
+	thumb_pixels_clear(&lp);
 	return g_steal_pointer(&t);
+}
+
+/* What a maker that follows previews says when none served. */
+static char *previews_note(PixThumbMaker *m, gboolean is_mpf)
+{
+	if (m->best.data != NULL)
+		return g_strdup_printf("its largest preview is %u x %u pixels, under %u", m->best_w, m->best_h,
+		                       MIN_PREVIEW_EDGE);
+	if (m->pv_note != NULL)
+		return is_mpf ? g_strdup_printf("%s; the image itself was not decoded (its preview was to serve)",
+		                                m->pv_note)
+		              : g_strdup(m->pv_note);
+	if (m->has_missed)
+		return g_strdup_printf("its preview at byte %" G_GUINT64_FORMAT " comes before the directory that "
+		                       "points to it, and went by unkept", m->missed_off);
+	if (is_mpf)
+		return g_strdup("its MPF preview was not found; the image itself was not decoded");
+	return NULL;
+}
+
+/* The pixels of a decoder of the file's own format, or its note. */
+static void take_image(PixThumbMaker *m, gboolean ok, ThumbPixels *p, guint w, guint h, const char *source,
+                       char *note)
+{
+	if (ok)
+		offer(m, p, w, h, source, FALSE);
+	else if (note != NULL)
+		m->note = note;
 }
 
 PixThumb *pix_thumb_maker_finish(PixThumbMaker *m)
 {
 	PixThumb *t = NULL;
-	switch (m->state) {
-	case T_SNIFF:
-	case T_IGNORED:
+	ThumbPixels p = { 0 };
+	guint w = 0, h = 0;
+	char *note = NULL;
+	const char *source = NULL;
+	gboolean ok, is_deferred = FALSE;
+
+	if (m->format == F_SNIFF) {
+		decide(m);
+		if (m->n_head > 0)
+			feed_decided(m, m->head, m->n_head);
+	}
+	if (m->in_preview)
+		end_preview(m);
+	switch (m->format) {
+	case F_JPEG:
+		if (m->is_jpeg_image && !m->is_skipping_image) {
+			ok = thumb_jpeg_finish(m->jpeg, &p, &w, &h, &note);
+			take_image(m, ok, &p, w, h, "jpeg", note);
+		}
 		break;
-	case T_HEADER:
-	case T_START:
-	case T_SCAN:
-		fail(m, "a truncated JPEG");
-		/* fall through */
-	case T_FAILED:
-		t = g_new0(PixThumb, 1);
-		t->note = g_steal_pointer(&m->note);
+	case F_PNG:
+		ok = thumb_png_finish(g_steal_pointer(&m->png), &p, &w, &h, &note);
+		take_image(m, ok, &p, w, h, "png", note);
 		break;
-	case T_DONE:
+	case F_WEBP:
+		ok = thumb_webp_finish(g_steal_pointer(&m->webp), &p, &w, &h, &note);
+		take_image(m, ok, &p, w, h, "webp", note);
+		break;
+	case F_HEIF:
+		is_deferred = thumb_heif_is_deferred(m->heif);
+		ok = thumb_heif_finish(g_steal_pointer(&m->heif), &p, &w, &h, &source, &note);
+		take_image(m, ok, &p, w, h, source, note);
+		break;
+	default:
+		break;
+	}
+	gboolean is_mpf = m->format == F_JPEG && m->is_skipping_image;
+	if (m->best.data != NULL && (!m->is_best_preview || MAX(m->best_w, m->best_h) >= MIN_PREVIEW_EDGE)) {
 		t = make_renditions(m);
-		break;
+	} else if (m->note != NULL) {
+		t = pix_thumb_new_note("%s", m->note);
+		t->is_deferred = is_deferred;
+	} else if (m->format == F_PREVIEWS || is_mpf) {
+		g_autofree char *why = previews_note(m, is_mpf);
+		if (why != NULL)
+			t = pix_thumb_new_note("%s", why);
 	}
 	pix_thumb_maker_reset(m);
 	return t;
@@ -603,6 +706,7 @@ PixThumb *pix_thumb_maker_finish(PixThumbMaker *m)
 PixThumb *pix_thumb_from_buffer(const guint8 *data, gsize len)
 {
 	PixThumbMaker *m = pix_thumb_maker_new();
+	pix_thumb_maker_start(m, NULL, (gint64)len);
 	pix_thumb_maker_feed(m, data, len);
 	PixThumb *t = pix_thumb_maker_finish(m);
 	pix_thumb_maker_free(m);

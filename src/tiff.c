@@ -255,6 +255,8 @@ enum {
 	/* Panasonic RW2's IFD0 */
 	TAG_RW2_TOP_BORDER = 0x04, TAG_RW2_LEFT_BORDER = 0x05,
 	TAG_RW2_BOTTOM_BORDER = 0x06, TAG_RW2_RIGHT_BORDER = 0x07, TAG_RW2_ISO = 0x17,
+	TAG_RW2_JPG_FROM_RAW = 0x2e,
+	TAG_JPEG_TABLES = 0x015b, TAG_CR2_SLICE = 0xc640,
 };
 
 enum { T_ASCII = 2, T_RATIONAL = 5, T_SRATIONAL = 10, T_FLOAT = 11, T_DOUBLE = 12, T_UNDEFINED = 7 };
@@ -883,4 +885,66 @@ void pix_tiff_read_mem(const guint8 *data, gsize len, PixTiffRole ifd0, PixMeta 
 {
 	MemSrc mem = { data, len };
 	pix_tiff_read(get_mem, &mem, len, ifd0, m, NULL);
+}
+
+/* --- embedded previews (pix_tiff_previews) --- */
+
+typedef struct {
+	PixPreview *out;
+	guint max, n;
+} Previews;
+
+static void add_preview(Previews *p, guint64 off, guint64 len)
+{
+	if (len < 4 || off > G_MAXUINT64 - len || p->n == p->max)
+		return;
+	for (guint i = 0; i < p->n; i++)
+		if (p->out[i].off == off)
+			return;         /* one preview named twice (IFD0's and a SubIFD's) */
+	p->out[p->n++] = (PixPreview){ .off = off, .len = len, .kind = PIX_PREVIEW_RAW };
+}
+
+/* One directory's JPEG preview: a JPEGInterchangeFormat pointer, or a
+ * single strip of JPEG data (Compression 6 or 7) that is not the sensor's
+ * (lossless JPEG of CFA or LinearRaw data, a CR2's sliced raw image); a
+ * strip that needs the directory's JPEGTables is not a whole JPEG. */
+static void dir_previews(Reader *r, const Dir *d, guint depth, Previews *p)
+{
+	gint64 off, len, v;
+	if (entry_int(r, dir_find(d, TAG_JPEG_OFFSET), 0, &off) &&
+	    entry_int(r, dir_find(d, TAG_JPEG_LENGTH), 0, &len) && off > 0 && len > 0)
+		add_preview(p, (guint64)off, (guint64)len);
+	const Entry *so = dir_find(d, TAG_STRIP_OFFSETS), *sc = dir_find(d, TAG_STRIP_BYTE_COUNTS);
+	gboolean is_sensor = (entry_int(r, dir_find(d, TAG_PHOTOMETRIC), 0, &v) && (v == 32803 || v == 34892)) ||
+	                     dir_find(d, TAG_CR2_SLICE) != NULL;
+	if (entry_int(r, dir_find(d, TAG_COMPRESSION), 0, &v) && (v == 6 || v == 7) && !is_sensor &&
+	    so != NULL && sc != NULL && so->count == 1 && sc->count == 1 && dir_find(d, TAG_JPEG_TABLES) == NULL &&
+	    entry_int(r, so, 0, &off) && entry_int(r, sc, 0, &len) && off > 0 && len > 0)
+		add_preview(p, (guint64)off, (guint64)len);
+	/* RW2's JpgFromRaw: the whole JPEG as the tag's value */
+	const Entry *rw2 = r->version == 0x55 ? dir_find(d, TAG_RW2_JPG_FROM_RAW) : NULL;
+	if (rw2 != NULL && rw2->value_off != NO_VALUE && rw2->type == T_UNDEFINED)
+		add_preview(p, rw2->value_off, rw2->count);
+	const Entry *subs = dir_find(d, TAG_SUB_IFDS);
+	for (guint64 k = 0; subs != NULL && depth < MAX_DEPTH && k < MIN(subs->count, MAX_SUBIFDS); k++) {
+		Dir sub = { 0 };
+		guint64 at = entry_offset(r, subs, k);
+		if (at != 0 && read_dir(r, at, &sub))
+			dir_previews(r, &sub, depth + 1, p);
+		dir_clear(&sub);
+	}
+}
+
+guint pix_tiff_previews(PixTiffGetFn get, void *src, guint64 size, PixPreview *out, guint max)
+{
+	Reader r = { .get = get, .src = src, .size = size, .width = { -1, -1 }, .height = { -1, -1 } };
+	Previews p = { out, max, 0 };
+	Dir d = { 0 };
+	guint64 off = read_header(&r);
+	for (guint i = 0; i < MAX_CHAIN && off != 0 && read_dir(&r, off, &d); i++) {
+		dir_previews(&r, &d, 0, &p);
+		off = d.next;
+	}
+	dir_clear(&d);
+	return p.n;
 }

@@ -13,6 +13,7 @@
 #define PIX_TIFF_H
 
 #include "item.h"
+#include "meta.h"
 
 /*
  * Checks the TIFF structure at `data` (a TIFF header at data[0]): the IFD0
@@ -97,6 +98,18 @@ typedef struct {
 } PixTiffKind;
 
 void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffRole ifd0, PixMeta *m, PixTiffKind *kind);
+/*
+ * The JPEG previews a TIFF-based RAW file's directories point to (IFD0's
+ * chain and their SubIFDs, as pix_tiff_read() walks them): a
+ * JPEGInterchangeFormat/Length pair, a directory whose one strip is JPEG
+ * data that is not the sensor's (CR2's IFD0, DNG's preview SubIFDs), and
+ * RW2's JpgFromRaw.  Maker-note previews (ORF, PEF, Nikon's PreviewIFD)
+ * are not looked for.  Writes at most `max` into `out`, in the order met;
+ * returns how many.  Bytes come from `get` as for pix_tiff_read() (what
+ * is not at hand is skipped, and asked for).  Reentrant.
+ */
+guint pix_tiff_previews(PixTiffGetFn get, void *src, guint64 size, PixPreview *out, guint max);
+
 /* The same over `len` bytes in memory. */
 void pix_tiff_read_mem(const guint8 *data, gsize len, PixTiffRole ifd0, PixMeta *m);
 

@@ -481,4 +481,27 @@ test_expect_success 'the catalog is sound' '
 	sound
 '
 
+# The same corpus through the thumbnail decoders (scan --thumbnails reads
+# every image again for them), with images whose headers claim what no
+# decoder should allocate and previews pointing anywhere.
+test_expect_success 'scan --thumbnails of it all: no crash, no hang, exit 1; the good images get thumbnails' '
+	mkdir -p c/thumbs &&
+	mkfix jpeg c/thumbs/huge.jpg --width 64 --height 64 --seed 12 &&
+	off=$(od -An -v -tx1 -w1 c/thumbs/huge.jpg | awk "{ if (p == \"ff\" && \$1 == \"c0\") { print NR + 3; exit } p = \$1 }") &&
+	printf "\377\334\377\334" | dd of=c/thumbs/huge.jpg bs=1 seek="$off" conv=notrunc 2>/dev/null &&
+	mkfix jpeg pv.jpg --width 640 --height 480 --seed 13 && mkfix jpeg img.jpg --width 2000 --height 1500 --seed 14 &&
+	mkfix mpf mpf.jpg img.jpg pv.jpg && head -c $(($(stat -c %s mpf.jpg) - 100)) mpf.jpg >c/thumbs/mpf-cut.jpg &&
+	mkfix raw raw.nef pv.jpg --raw-bytes 5000 && head -c 3000 raw.nef >c/thumbs/raw-cut.nef &&
+	perl -e "binmode STDOUT; print \"\x89PNG\r\n\x1a\n\", pack(\"N\", 13), \"IHDR\", pack(\"NNCCCCC\", 65536, 32768, 8, 2, 0, 0, 0), pack(\"N\", 0), pack(\"N\", 0), \"IEND\", pack(\"N\", 0)" >c/thumbs/huge.png &&
+	touch -d "2 days ago" c/thumbs c/thumbs/* &&
+	status=0 && { run_px scan --db "$DB" --thumbnails --json c >scan.json 2>scan.err || status=$?; } &&
+	{ test $status -lt 124 || { echo "the scan hung or died: exit $status"; exit 1; }; } &&
+	! grep -E "Sanitizer|runtime error" scan.err &&
+	test $status = 1 &&
+	test "$(jq .thumbnails_made scan.json)" -gt 20 &&
+	test "$(q "select count(*) from file_thumbnails where path like '\''%/good-1.jpg'\''")" -ge 9 &&
+	test "$(q "select count(*) from file_info fi join files f on f.id = fi.id join thumbs t on t.md5 = f.md5 and t.size = f.size
+	  where fi.path like '\''%/c/thumbs/%'\'' and t.note is not null")" = 3
+'
+
 test_done

@@ -10,6 +10,20 @@
  *
  * Usage:  mkfixture jpeg OUT [options]
  *         mkfixture tiff OUT [options]
+ *         mkfixture mpf OUT IMAGE.jpg PREVIEW.jpg
+ *         mkfixture raw OUT PREVIEW.jpg [raw options]
+ *
+ * "mpf" wraps two JPEGs as a camera does: IMAGE gets an APP2 "MPF"
+ * segment (CIPA DC-007) right after its SOI whose index names IMAGE as
+ * the baseline primary and PREVIEW, appended after IMAGE's EOI, as a
+ * "Large Thumbnail (VGA equivalent)" (--class fullhd: "Full-HD").
+ * "raw" writes a TIFF-based RAW file as NEF and ARW lay them out: IFD0
+ * (Make, Model, Orientation, a JPEGInterchangeFormat/Length pair naming
+ * PREVIEW) and a SubIFD holding --raw-bytes (default 65536) of CFA data
+ * (Photometric 32803, Nikon's compression 34713) of --width x --height;
+ * the directories come first, then PREVIEW, then the CFA data, unless
+ * --preview-first puts PREVIEW right after the header and the
+ * directories after the CFA data, as some writers do.
  *
  * OUT may be "-" for stdout.  Exit status: 0 success, 2 bad arguments (one-line
  * usage message on stderr), 1 I/O error (the message names the file).
@@ -53,11 +67,14 @@
 #include <string.h>
 
 static const char usage_line[] =
-    "usage: mkfixture jpeg|tiff OUT [options] (mkfixture --help lists them)";
+    "usage: mkfixture jpeg|tiff OUT [options] | mpf OUT IMAGE PREVIEW | raw OUT PREVIEW [options] (mkfixture --help lists them)";
 
 static const char usage_text[] =
     "usage: mkfixture jpeg OUT [options]\n"
     "       mkfixture tiff OUT [options]\n"
+    "       mkfixture mpf OUT IMAGE.jpg PREVIEW.jpg [--class vga|fullhd]\n"
+    "       mkfixture raw OUT PREVIEW.jpg [--make S] [--model S] [--orientation N]\n"
+    "                 [--width W --height H] [--raw-bytes N] [--preview-first]\n"
     "OUT may be '-' for stdout.\n"
     "\n"
     "image:\n"
@@ -1513,10 +1530,216 @@ static void build_many(struct options *o, struct buf *out)
     }
 }
 
+/* --- mpf and raw: wrappers around JPEGs made by anything ---------------- */
+
+static unsigned char *slurp(const char *name, size_t *len)
+{
+    FILE *f = fopen(name, "rb");
+    if (!f)
+        die_io(name, errno);
+    struct buf b = { 0 };
+    unsigned char tmp[65536];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        buf_put(&b, tmp, n);
+    if (ferror(f))
+        die_io(name, errno);
+    fclose(f);
+    *len = b.len;
+    return b.p;
+}
+
+static void put_le16(struct buf *b, unsigned v)
+{
+    buf_u8(b, v & 0xff);
+    buf_u8(b, (v >> 8) & 0xff);
+}
+
+static void put_le32(struct buf *b, uint32_t v)
+{
+    put_le16(b, v & 0xffff);
+    put_le16(b, v >> 16);
+}
+
+static void set_be32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (v >> (24 - 8 * i)) & 0xff;
+}
+
+static int mk_mpf(int argc, char **argv)
+{
+    if (argc < 5)
+        die_usage("mpf: expected OUT IMAGE PREVIEW");
+    uint32_t class = 0x010001;
+    for (int i = 5; i < argc; i++) {
+        if (!strcmp(argv[i], "--class") && i + 1 < argc) {
+            i++;
+            if (!strcmp(argv[i], "fullhd"))
+                class = 0x010002;
+            else if (strcmp(argv[i], "vga"))
+                die_usage("--class: vga or fullhd");
+        } else {
+            die_usage("mpf: unknown option '%s'", argv[i]);
+        }
+    }
+    size_t ilen, plen;
+    unsigned char *img = slurp(argv[3], &ilen), *pv = slurp(argv[4], &plen);
+    if (ilen < 4 || img[0] != 0xff || img[1] != 0xd8 || plen < 4 || pv[0] != 0xff || pv[1] != 0xd8)
+        die_usage("mpf: IMAGE and PREVIEW must be JPEGs");
+    /* APP2: "MPF\0", a big-endian TIFF header, the MP Index IFD with
+     * MPFVersion, NumberOfImages and MPEntry (two 16-byte entries) */
+    struct buf a = { 0 };
+    buf_put(&a, "MPF", 4);
+    size_t base = a.len;
+    buf_put(&a, "MM\0\x2a\0\0\0\x08", 8);
+    buf_be16(&a, 3);
+    size_t entries_at;
+    buf_be16(&a, 0xb000); buf_be16(&a, 7); buf_put(&a, "\0\0\0\x04" "0100", 8);
+    buf_be16(&a, 0xb001); buf_be16(&a, 4); buf_put(&a, "\0\0\0\x01\0\0\0\x02", 8);
+    buf_be16(&a, 0xb002); buf_be16(&a, 7); buf_put(&a, "\0\0\0\x20", 4);
+    entries_at = a.len;
+    buf_put(&a, "\0\0\0\0", 4);       /* offset of the entries, below */
+    buf_put(&a, "\0\0\0\0", 4);       /* no next IFD */
+    set_be32(a.p + entries_at, (uint32_t)(a.len - base));
+    size_t e0 = a.len;
+    buf_put(&a, "\x20\x03\0\0", 4);   /* representative, baseline primary */
+    buf_fill(&a, 0, 12);
+    size_t e1 = a.len;
+    buf_put(&a, "\0\0\0\0", 4);
+    set_be32(a.p + e1, class);
+    buf_fill(&a, 0, 12);
+    size_t app2_len = 2 + 2 + a.len;  /* marker, length, body */
+    uint32_t total_image = (uint32_t)(ilen + app2_len);
+    set_be32(a.p + e0 + 4, total_image);
+    set_be32(a.p + e1 + 4, (uint32_t)plen);
+    /* the preview's offset from the MPF header: SOI (2) + marker and
+     * length (4) + "MPF\0" (4) come before the header */
+    set_be32(a.p + e1 + 8, (uint32_t)(total_image - (2 + 4 + 4)));
+    struct buf out = { 0 };
+    buf_put(&out, img, 2);
+    buf_u8(&out, 0xff);
+    buf_u8(&out, 0xe2);
+    buf_be16(&out, (unsigned)(a.len + 2));
+    buf_put(&out, a.p, a.len);
+    buf_put(&out, img + 2, ilen - 2);
+    buf_put(&out, pv, plen);
+    write_output(argv[2], out.p, out.len);
+    free(a.p);
+    free(out.p);
+    free(img);
+    free(pv);
+    return 0;
+}
+
+/* One 12-byte little-endian IFD entry of a SHORT, LONG or ASCII value. */
+static void ifd_entry(struct buf *b, unsigned tag, unsigned type, uint32_t count, uint32_t value)
+{
+    put_le16(b, tag);
+    put_le16(b, type);
+    put_le32(b, count);
+    put_le32(b, value);
+}
+
+static int mk_raw(int argc, char **argv)
+{
+    if (argc < 4)
+        die_usage("raw: expected OUT PREVIEW");
+    const char *make = "NIKON CORPORATION", *model = "NIKON D7000";
+    uint32_t orientation = 1, width = 4928, height = 3264, raw_bytes = 65536;
+    int preview_first = 0;
+    for (int i = 4; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--preview-first"))
+            preview_first = 1;
+        else if (i + 1 >= argc)
+            die_usage("raw: '%s' needs a value or is unknown", a);
+        else if (!strcmp(a, "--make"))
+            make = argv[++i];
+        else if (!strcmp(a, "--model"))
+            model = argv[++i];
+        else if (!strcmp(a, "--orientation"))
+            orientation = (uint32_t)parse_uint(a, argv[++i], 1, 8);
+        else if (!strcmp(a, "--width"))
+            width = (uint32_t)parse_uint(a, argv[++i], 1, 65535);
+        else if (!strcmp(a, "--height"))
+            height = (uint32_t)parse_uint(a, argv[++i], 1, 65535);
+        else if (!strcmp(a, "--raw-bytes"))
+            raw_bytes = (uint32_t)parse_uint(a, argv[++i], 1, 1u << 30);
+        else
+            die_usage("raw: unknown option '%s'", a);
+    }
+    size_t plen;
+    unsigned char *pv = slurp(argv[3], &plen);
+    size_t make_len = strlen(make) + 1, model_len = strlen(model) + 1;
+    /* the directories' block: IFD0 (7 entries), the SubIFD (7), then
+     * Make and Model; offsets fixed once the layout is known */
+    size_t ifd0_size = 2 + 7 * 12 + 4, sub_size = 2 + 7 * 12 + 4;
+    size_t dirs_size = ifd0_size + sub_size + make_len + model_len;
+    size_t dirs_at, pv_at, raw_at;
+    if (preview_first) {
+        pv_at = 8;
+        raw_at = pv_at + plen;
+        dirs_at = raw_at + raw_bytes;
+    } else {
+        dirs_at = 8;
+        pv_at = dirs_at + dirs_size;
+        raw_at = pv_at + plen;
+    }
+    size_t sub_at = dirs_at + ifd0_size, make_at = sub_at + sub_size, model_at = make_at + make_len;
+    struct buf d = { 0 };
+    put_le16(&d, 7);
+    ifd_entry(&d, 0x00fe, 4, 1, 1);                 /* NewSubfileType: reduced */
+    ifd_entry(&d, 0x010f, 2, (uint32_t)make_len, (uint32_t)make_at);
+    ifd_entry(&d, 0x0110, 2, (uint32_t)model_len, (uint32_t)model_at);
+    ifd_entry(&d, 0x0112, 3, 1, orientation);
+    ifd_entry(&d, 0x014a, 4, 1, (uint32_t)sub_at);  /* SubIFDs */
+    ifd_entry(&d, 0x0201, 4, 1, (uint32_t)pv_at);   /* JPEGInterchangeFormat */
+    ifd_entry(&d, 0x0202, 4, 1, (uint32_t)plen);
+    put_le32(&d, 0);
+    put_le16(&d, 7);
+    ifd_entry(&d, 0x00fe, 4, 1, 0);                 /* the full image */
+    ifd_entry(&d, 0x0100, 4, 1, width);
+    ifd_entry(&d, 0x0101, 4, 1, height);
+    ifd_entry(&d, 0x0103, 3, 1, 34713);             /* Nikon's raw compression */
+    ifd_entry(&d, 0x0106, 3, 1, 32803);             /* CFA */
+    ifd_entry(&d, 0x0111, 4, 1, (uint32_t)raw_at);
+    ifd_entry(&d, 0x0117, 4, 1, raw_bytes);
+    put_le32(&d, 0);
+    buf_put(&d, make, make_len);
+    buf_put(&d, model, model_len);
+    struct buf out = { 0 };
+    buf_put(&out, "II\x2a\0", 4);
+    put_le32(&out, (uint32_t)dirs_at);
+    struct prng r;
+    prng_seed(&r, raw_bytes ^ plen);
+    for (int part = 0; part < 3; part++) {
+        size_t at = out.len;
+        if (at == dirs_at) {
+            buf_put(&out, d.p, d.len);
+        } else if (at == pv_at) {
+            buf_put(&out, pv, plen);
+        } else {
+            for (uint32_t i = 0; i < raw_bytes; i++)
+                buf_u8(&out, (unsigned)(prng_next(&r) >> 56));
+        }
+    }
+    write_output(argv[2], out.p, out.len);
+    free(d.p);
+    free(out.p);
+    free(pv);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
     struct buf out = { 0 };
+
+    if (argc >= 2 && !strcmp(argv[1], "mpf"))
+        return mk_mpf(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "raw"))
+        return mk_raw(argc, argv);
 
     parse_args(argc, argv, &o);
     if (o.count > 0) {

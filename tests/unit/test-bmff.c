@@ -176,11 +176,16 @@ static PixItem *parse(const GByteArray *f, guint how)
 	return item;
 }
 
+/* Fed a byte at a time only up to this size: a file of megabytes that way
+ * took 80 s under ASan, and the pieces of 1 to 3,000 bytes cross its box
+ * boundaries at every offset class all the same. */
+#define BYTEWISE_MAX (256 * 1024)
+
 /* The same fields whatever the pieces. */
 static PixItem *parse_all_ways(const GByteArray *f)
 {
 	PixItem *whole = parse(f, 0);
-	for (guint how = 1; how < 6; how++) {
+	for (guint how = f->len > BYTEWISE_MAX ? 2 : 1; how < 6; how++) {
 		g_autoptr(PixItem) other = parse(f, how);
 		const PixMeta *a = whole->meta, *b = other->meta;
 		g_assert_cmpstr(whole->error, ==, other->error);
