@@ -29,11 +29,15 @@ bench="$test hyperfine time gnuplot-nox rmlint jdupes libvips-tools imagemagick"
 # libclang-rt-14-dev, which clang only recommends (and recommends are not
 # installed here)
 fuzz="$build clang libclang-rt-14-dev"
+# dups --similar: ImageMagick makes the variants of its corpus (of
+# kphotoalbum's demo photos) for the tests and the bench, and
+# findimagedupes is the peer both compare with
+similar="imagemagick findimagedupes"
 
 case "${1:-build}" in
 build) want=$build ;;
-test) want=$test ;;
-bench) want=$bench ;;
+test) want="$test $similar" ;;
+bench) want="$bench $similar" ;;
 fuzz) want=$fuzz ;;
 *) echo "usage: sh contrib/debian-deps.sh [build|test|bench|fuzz]" >&2; exit 64 ;;
 esac

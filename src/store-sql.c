@@ -249,12 +249,13 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	 * other way */
 	[ST_THUMB_PUT] =
 		"INSERT INTO thumbs (md5, size, version, source, note, large_width, large_height, large_jpeg,"
-		" xlarge_width, xlarge_height, xlarge_jpeg, made_at)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+		" xlarge_width, xlarge_height, xlarge_jpeg, made_at, phash, phash_weak, phash_version)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
 		" ON CONFLICT (md5, size) DO UPDATE SET version = excluded.version, source = excluded.source,"
 		" note = excluded.note, large_width = excluded.large_width, large_height = excluded.large_height,"
 		" large_jpeg = excluded.large_jpeg, xlarge_width = excluded.xlarge_width,"
-		" xlarge_height = excluded.xlarge_height, xlarge_jpeg = excluded.xlarge_jpeg, made_at = excluded.made_at"
+		" xlarge_height = excluded.xlarge_height, xlarge_jpeg = excluded.xlarge_jpeg, made_at = excluded.made_at,"
+		" phash = excluded.phash, phash_weak = excluded.phash_weak, phash_version = excluded.phash_version"
 		" WHERE thumbs.note IS NOT NULL",
 	/* content ?1 of size ?2, when no file has it any more */
 	[ST_THUMB_DROP] =
@@ -277,6 +278,14 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	[ST_THUMBS_SIZE] =
 		"SELECT count(*), coalesce(sum(CASE WHEN note IS NULL THEN 1 ELSE 0 END), 0),"
 		" coalesce(sum(length(large_jpeg) + length(xlarge_jpeg)), 0) FROM thumbs",
+	/* the contents whose perceptual hash is of no version or an older one
+	 * than ?1 (store-phash.c), a chunk at a time: each chunk written
+	 * leaves the index's range */
+	[ST_PHASH_WANTED] =
+		"SELECT md5, size, note, large_jpeg FROM thumbs WHERE phash_version IS NULL OR phash_version < ?1"
+		" LIMIT " G_STRINGIFY(PIX_PHASH_CHUNK),
+	[ST_PHASH_SET] =
+		"UPDATE thumbs SET phash = ?3, phash_weak = ?4, phash_version = ?5 WHERE md5 = ?1 AND size = ?2",
 };
 
 /*

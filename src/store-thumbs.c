@@ -47,6 +47,7 @@ gboolean pix_store_put_thumb(PixStore *s, const PixItem *item, GError **error)
 	bind_rendition(st, 6, t, PIX_THUMB_LARGE);
 	bind_rendition(st, 9, t, PIX_THUMB_XLARGE);
 	pix_db_bind_int64(st, 12, s->now_s);
+	pix_store_bind_phash(st, 13, &t->phash);
 	return pix_store_step_done(s, st, "cannot write a thumbnail", error);
 }
 
