@@ -135,8 +135,15 @@ $(BUILD)/bench/readlimit: bench/readlimit.c | $(BUILD)
 	mkdir -p $(BUILD)/bench
 	$(CC) -O2 -std=gnu11 -Wall -Wextra -pthread -o $@ $<
 
-bench: $(BIN) $(TOOLS) $(BUILD)/bench/readlimit
-	PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) READLIMIT=$(CURDIR)/$(BUILD)/bench/readlimit sh bench/run.sh
+# bench/phash-eval.c: the perceptual hashes compared on the variant corpus
+$(BUILD)/bench/phash-eval: bench/phash-eval.c src/phash.c src/phash.h | $(BUILD)
+	mkdir -p $(BUILD)/bench
+	$(CC) -O2 -std=gnu11 -Wall -Wextra -iquote src $(shell pkg-config --cflags glib-2.0) -o $@ bench/phash-eval.c \
+		src/phash.c $(shell pkg-config --libs glib-2.0)
+
+bench: $(BIN) $(TOOLS) $(BUILD)/bench/readlimit $(BUILD)/bench/phash-eval
+	PHOTOIDX=$(CURDIR)/$(BIN) MKFIXTURE=$(CURDIR)/$(TOOLS) READLIMIT=$(CURDIR)/$(BUILD)/bench/readlimit \
+		PHASH_EVAL=$(CURDIR)/$(BUILD)/bench/phash-eval sh bench/run.sh
 
 # --- install ---------------------------------------------------------------
 

@@ -25,7 +25,7 @@
 # Set BENCH_CORPORA="card seq big lib small million" (the default) to
 # choose: without million the million files are neither generated nor
 # timed, the way to a short run; BENCH_CORPORA="" runs none of them (only
-# the sections after: duplicates, watch, NAS, PostgreSQL).  BENCH_RUNS (3) is the number of timed
+# the sections after: duplicates, watch, NAS, PostgreSQL, thumbnails).  BENCH_RUNS (3) is the number of timed
 # runs per figure (the median is reported); BENCH_MILLION_RUNS (1) that of
 # the million files, each run of which takes 20-80 s.
 #
@@ -560,6 +560,170 @@ if [ "$DUPS" = 1 ]; then
 	done
 fi
 
+# --- similar images: dups --similar at 500,000 rows, and the variant corpus
+# against findimagedupes (issue 27) ------------------------------------------
+#
+# BENCH_SIMILAR=0 to skip.  Two corpora, made once (kept while their
+# parameters hold):
+#   simcat   a catalog of BENCH_SIMILAR_ROWS (500000) image rows written by
+#            SQL (no files behind them), each a content of its own with a
+#            synthetic DCT hash (32 of its 64 bits set, as the hash's median
+#            makes them); every tenth row is near an earlier one (0 to 5 of
+#            its ones moved: 0 to 10 bits apart), the planted pairs
+#   similar  tests/tools/similar-corpus.sh: KPhotoAlbum's demo photos (or
+#            generated photographs) and six ImageMagick variants of each
+# and measures, warm (BENCH_RUNS runs, the median):
+#   simcat   `photoidx dups --similar --json`: time, peak RSS, and the
+#            planted pairs it put in one group
+#   similar  `photoidx scan --thumbnails` into a new catalog then `dups
+#            --similar`, against `findimagedupes -R` (its default
+#            threshold, no fingerprint file kept): time, and the variant
+#            pairs each found and its false pairs (tests/tools/similar-score.sh)
+# Targets: the 500,000 rows grouped within 10 s in under 100 MB; on the
+# corpus at least 95% of the variant pairs photoidx has two hashes of
+# found, and no false pair.  Rows in $BENCH_DIR/similar-results.txt.
+SIM_ROWS=${BENCH_SIMILAR_ROWS:-500000}
+SIM_RESULTS="$BENCH_DIR/similar-results.txt"
+
+# the synthetic catalog: a real catalog of one scanned file (its schema,
+# its directory), then the rows; planted pairs in simcat.planted
+gen_simcat() {
+	d="$BENCH_DIR/simcat"
+	mkdir -p "$d/seed"
+	"$MKFIXTURE" jpeg "$d/seed/a.jpg"
+	touch -d '2 days ago' "$d/seed/a.jpg"
+	"$PHOTOIDX" scan -q --db "$d/catalog.db" "$d/seed"
+	python3 - "$SIM_ROWS" "$d/rows.csv" "$d/planted" <<-'PY'
+	import random, sys
+	n, rows, planted = int(sys.argv[1]), open(sys.argv[2], "w"), open(sys.argv[3], "w")
+	random.seed(27)
+	hashes = []
+	for i in range(n):
+	    if i % 10 == 9:
+	        j = random.randrange(i)
+	        h = hashes[j]
+	        ones = [b for b in range(64) if h >> b & 1]
+	        zeros = [b for b in range(64) if not h >> b & 1]
+	        k = random.randrange(6)
+	        for a, b in zip(random.sample(ones, k), random.sample(zeros, k)):
+	            h ^= (1 << a) | (1 << b)
+	        planted.write("%d %d\n" % (j + 1000, i + 1000))
+	    else:
+	        h = 0
+	        for b in random.sample(range(64), 32):
+	            h |= 1 << b
+	    hashes.append(h)
+	    rows.write("%d,IMG_%07d.JPG,%d,%d\n" % (i + 1000, i, 100000 + i, h - (1 << 64) if h >> 63 else h))
+	PY
+	sqlite3 "$d/catalog.db" <<-SQL
+	CREATE TEMP TABLE h (id INTEGER, name TEXT, size INTEGER, phash INTEGER);
+	.mode csv
+	.import $d/rows.csv h
+	ALTER TABLE h ADD COLUMN md5 BLOB;
+	UPDATE h SET md5 = randomblob(16);
+	BEGIN;
+	INSERT INTO files (id, dir_id, name, dev, ino, mode, size, mtime_ns, ctime_ns, md5, mime, media, state,
+	    first_seen_at, changed_at, hashed_at)
+	  SELECT id, (SELECT min(id) FROM dirs), name, 1, id, 33188, size, 1600000000000000000 + id,
+	    1600000000000000000 + id, md5, 'image/jpeg', 'image', 'ok', 0, 0, 0 FROM h;
+	INSERT INTO meta (file_id, width, height) SELECT id, 4000, 3000 FROM h;
+	INSERT INTO thumbs (md5, size, version, source, made_at, phash, phash_weak, phash_version)
+	  SELECT md5, size, 1, 'jpeg', 0, phash, 0, 1 FROM h;
+	COMMIT;
+	SQL
+	rm -f "$d/rows.csv"
+}
+
+gen_similar() {
+	sh "$REPO/tests/tools/similar-corpus.sh" "$BENCH_DIR/similar" >"$BENCH_DIR/similar.kind"
+}
+
+# groups_of JSON: photoidx's groups one a line, paths separated by spaces
+groups_of() {
+	jq -r '.groups[] | [.files[].path] | join(" ")' "$1"
+}
+
+run_similar() {
+	: >"$SIM_RESULTS"
+	make_corpus simcat "$SIM_ROWS rows, 1 in 10 planted 0-10 bits from an earlier one" gen_simcat
+	d="$BENCH_DIR/simcat"
+	measure simcat warm photoidx_similar "'$PHOTOIDX' dups --similar --json --db '$d/catalog.db' >'$d/groups.json'"
+	# the planted pairs in one group
+	jq -r '.groups | to_entries[] | .key as $g | .value.files[] | "\(.id) \($g)"' "$d/groups.json" |
+		awk 'FILENAME == ARGV[1] { g[$1] = $2; next } { n++ } ($1 in g) && ($2 in g) && g[$1] == g[$2] { k++ }
+			END { printf "simcat planted %d %d\n", k, n }' - "$d/planted" >>"$SIM_RESULTS"
+	jq -r '"simcat groups \(.n_groups) \(.n_files)"' "$d/groups.json" >>"$SIM_RESULTS"
+
+	make_corpus similar "demo or generated photos x 7: half, q55, crop94, 1024 png, bright, 800q70" gen_similar
+	c="$BENCH_DIR/similar" db="$BENCH_DIR/similar.db"
+	prep="rm -f '$db' '$db-wal' '$db-shm'" \
+		measure similar warm photoidx_similar "'$PHOTOIDX' scan -q --thumbnails --db '$db' '$c' && '$PHOTOIDX' dups --similar --json --db '$db' >'$BENCH_DIR/similar.json'"
+	measure similar warm findimagedupes "findimagedupes -q -R '$c' >'$BENCH_DIR/similar.fid'"
+	echo "similar photoidx $(groups_of "$BENCH_DIR/similar.json" | sh "$REPO/tests/tools/similar-score.sh" "$c")" >>"$SIM_RESULTS"
+	echo "similar photoidx_hashed $(sqlite3 "$db" "select count(*) from file_info fi join file_phash p on p.id = fi.id where fi.name like '%\_\_%' escape '\\'")" >>"$SIM_RESULTS"
+	echo "similar findimagedupes $(sh "$REPO/tests/tools/similar-score.sh" "$c" "$BENCH_DIR/similar.fid")" >>"$SIM_RESULTS"
+	for dist in 8 12 16; do
+		"$PHOTOIDX" dups --similar --distance "$dist" --json --db "$db" >"$BENCH_DIR/similar-$dist.json"
+		echo "similar photoidx_d$dist $(groups_of "$BENCH_DIR/similar-$dist.json" | sh "$REPO/tests/tools/similar-score.sh" "$c")" >>"$SIM_RESULTS"
+	done
+	# the hashes compared (bench/phash-eval.c) on the same corpus, decoded by ImageMagick
+	if [ -x "${PHASH_EVAL:-}" ]; then
+		mkdir -p "$BENCH_DIR/similar-ppm"
+		for f in "$c"/*; do
+			p="$BENCH_DIR/similar-ppm/$(basename "$f").ppm"
+			[ -f "$p" ] || convert "$f" -depth 8 "ppm:$p"
+		done
+		"$PHASH_EVAL" "$BENCH_DIR/similar-ppm"/*.ppm >"$BENCH_DIR/similar-hashes.md"
+	fi
+}
+
+similar_report() {
+	[ -s "$SIM_RESULTS" ] || return 0
+	echo
+	echo "Similar images (\`dups --similar\`, issue 27). At $SIM_ROWS catalog rows of synthetic hashes with planted near pairs,"
+	echo "and on the variant corpus ($(cat "$BENCH_DIR/similar.kind" 2>/dev/null || echo '?') photos and six ImageMagick variants of each) against \`findimagedupes\` at its default threshold:"
+	echo
+	echo "| what | time | peak RSS | result | target |"
+	echo "| --- | ---: | ---: | --- | --- |"
+	cat "$RESULTS" "$SIM_RESULTS" | awk -v rows="$SIM_ROWS" '
+		$1 == "simcat" && $2 == "warm" && $3 == "photoidx_similar" { t = $4; r = $5 }
+		$1 == "simcat" && $2 == "planted" { planted = $3; of = $4 }
+		$1 == "simcat" && $2 == "groups" { groups = $3; files = $4 }
+		$1 == "similar" && $2 == "warm" { ct[$3] = $4; cr[$3] = $5 }
+		$1 == "similar" && $2 ~ /^photoidx|^findimagedupes/ && $3 != "" { found[$2] = $3; total[$2] = $4; bad[$2] = $5; missed[$2] = $6 }
+		$1 == "similar" && $2 == "photoidx_hashed" { hashed = $3 }
+		END {
+			if (t != "")
+				printf "| `dups --similar`, %d rows | %.2f s | %.0f MB | %d groups, %d files; %d of %d planted pairs in one group | %s |\n",
+					rows, t, r / 1024, groups, files, planted, of, (t <= 10 && r < 100 * 1024) ? "within 10 s, under 100 MB: met" : "within 10 s, under 100 MB: **NOT met**"
+			if (ct["photoidx_similar"] != "") {
+				ok = found["photoidx"] * 100 >= hashed * 95 && bad["photoidx"] == 0
+				printf "| photoidx scan --thumbnails + dups --similar | %.2f s | %.0f MB | %d of %d variant pairs (%d with two hashes), %d false pairs | %s |\n",
+					ct["photoidx_similar"], cr["photoidx_similar"] / 1024, found["photoidx"], total["photoidx"], hashed, bad["photoidx"],
+					ok ? ">= 95% of those, no false pair: met" : ">= 95% of those, no false pair: **NOT met**"
+				printf "| findimagedupes -R | %.2f s | %.0f MB | %d of %d variant pairs, %d false pairs | |\n",
+					ct["findimagedupes"], cr["findimagedupes"] / 1024, found["findimagedupes"], total["findimagedupes"], bad["findimagedupes"]
+				for (d = 8; d <= 16; d += 4)
+					if (("photoidx_d" d) in found)
+						printf "| photoidx at --distance %d | | | %d of %d variant pairs, %d false pairs; missed: %s | |\n", d,
+							found["photoidx_d" d], total["photoidx_d" d], bad["photoidx_d" d], missed["photoidx_d" d]
+			}
+		}'
+	if [ -s "$BENCH_DIR/similar-hashes.md" ]; then
+		echo
+		echo "The hashes compared on the same corpus (bench/phash-eval.c, every file decoded by ImageMagick, its whole image):"
+		echo
+		grep '^|' "$BENCH_DIR/similar-hashes.md"
+	fi
+}
+
+if [ "${BENCH_SIMILAR:-1}" = 1 ]; then
+	for tool in python3 sqlite3 convert findimagedupes; do
+		command -v "$tool" >/dev/null || { echo "bench: $tool missing: run sh contrib/debian-deps.sh bench" >&2; exit 1; }
+	done
+	run_similar
+fi
+
 # --- watch: latency and the rate of a copy ----------------------------------
 #
 # A `photoidx watch` of an empty tree (default --settle 0.5).  Latency is
@@ -1055,6 +1219,122 @@ if [ "${BENCH_THUMBS:-1}" = 1 ]; then
 	extra_trees="$BENCH_DIR/thumbraw-previews" run_thumbs thumbraw "$BENCH_DIR/thumbraw-previews"
 fi
 
+# --- thumbnails: the exports into front ends' caches (issue 26) -----------
+#
+# BENCH_THUMBS=0 (or BENCH_THUMB_EXPORT=0) to skip.  A corpus of BENCH_THUMBS_FILES (10000) photos
+# of 1600 x 1200 (BENCH_THUMBS_BASES, 16, plasma fractals made by
+# ImageMagick, each copied with a trailer of its own after its end marker,
+# so every file is a content of its own that the scan decodes; with
+# mkfixture's grey noise where ImageMagick is missing, the worst case for
+# PNG), scanned once with --thumbnails into its own catalog (not timed).
+# Timed, warm, BENCH_RUNS runs each, the catalog in the page cache:
+#   kpa         export --kphotoalbum into the corpus, from nothing:
+#               index.xml, exif-info.db and .thumbnails (the 256 px
+#               renditions as stored: no decoding)
+#   kpa_200     the same at thumbSize 200 (every thumbnail decoded from
+#               the 512 px rendition, scaled and encoded again)
+#   kpa_again   export --kphotoalbum once more: everything up to date
+#   xdg         export --xdg-thumbnails into an empty folder: 3 PNGs a file
+#   xdg_again   the same again: every PNG current, none written
+# Results in $BENCH_DIR/thumbexp-results.txt ("what seconds rss_kb user sys"),
+# reported after the rest (thumbexp_report).
+THUMBS_FILES=${BENCH_THUMBS_FILES:-10000}
+THUMBS_BASES=${BENCH_THUMBS_BASES:-16}
+
+gen_thumbexp() {
+	base="$BENCH_DIR/thumbexp-bases"
+	rm -rf "$base" && mkdir -p "$base"
+	i=0
+	while [ $i -lt "$THUMBS_BASES" ]; do
+		if command -v convert >/dev/null; then
+			convert -seed $((i + 1)) -size 1600x1200 plasma:fractal -blur 0x1 -quality 90 "$base/b$i.jpg"
+		else
+			"$MKFIXTURE" jpeg "$base/b$i.jpg" --width 1600 --height 1200 --size 400000 --seed $((i + 1))
+		fi
+		i=$((i + 1))
+	done
+	i=0
+	while [ $i -lt "$THUMBS_FILES" ]; do
+		d="$BENCH_DIR/thumbexp/$(printf '%03d' $((i / 500)))"
+		[ $((i % 500)) = 0 ] && mkdir -p "$d"
+		{ cat "$base/b$((i % THUMBS_BASES)).jpg"; printf 'photoidx bench %08d' $i; } >"$d/IMG_$(printf '%05d' $i).JPG"
+		i=$((i + 1))
+	done
+	rm -rf "$base"
+}
+
+# thumbexp_time WHAT PREP CMD: CMD timed $RUNS times, PREP (not timed) before each
+thumbexp_time() {
+	what=$1 prep=$2 cmd=$3 runs=$RUNS
+	: >"$BENCH_DIR/times"
+	while [ "$runs" -gt 0 ]; do
+		sh -c "$prep"
+		"$TIME" -f '%e %M %U %S' -o "$BENCH_DIR/t1" sh -c "$cmd" >/dev/null 2>"$BENCH_DIR/stderr" ||
+			{ log "thumbnails: $what failed:"; cat "$BENCH_DIR/stderr" >&2; }
+		tail -n 1 "$BENCH_DIR/t1" >>"$BENCH_DIR/times"
+		runs=$((runs - 1))
+	done
+	echo "$what $(cut -d' ' -f1 "$BENCH_DIR/times" | median) $(cut -d' ' -f2 "$BENCH_DIR/times" | sort -n | tail -n 1)" \
+		"$(cut -d' ' -f3 "$BENCH_DIR/times" | median) $(cut -d' ' -f4 "$BENCH_DIR/times" | median)" >>"$BENCH_DIR/thumbexp-results.txt"
+	log "thumbnails: $(tail -n 1 "$BENCH_DIR/thumbexp-results.txt")"
+}
+
+run_thumbexp() {
+	corpus="$BENCH_DIR/thumbexp" db="$BENCH_DIR/thumbexp.db" xdg="$BENCH_DIR/thumbexp-xdg"
+	kind=mkfixture
+	command -v convert >/dev/null && kind=plasma
+	make_corpus thumbexp "$THUMBS_FILES x 1600x1200 $kind, $THUMBS_BASES bases" gen_thumbexp
+	rm -f "$db"*
+	log "thumbnails: scanning $corpus with --thumbnails (not timed)"
+	"$PHOTOIDX" scan --db "$db" -q --thumbnails "$corpus" || log "thumbnails: the scan exited $?"
+	: >"$BENCH_DIR/thumbexp-results.txt"
+	echo "kind $kind" >>"$BENCH_DIR/thumbexp-results.txt"
+	echo "thumbnails $(sqlite3 "$db" "select count(*) from thumbs where note is null") \
+$(sqlite3 "$db" "select coalesce(sum(length(large_jpeg) + length(xlarge_jpeg)), 0) from thumbs")" >>"$BENCH_DIR/thumbexp-results.txt"
+	warm "$corpus" && cat "$db" >/dev/null
+	clean="rm -rf '$corpus/.thumbnails' '$corpus/index.xml' '$corpus'/index.xml~* '$corpus/exif-info.db' '$corpus/.photoidx-kpa'"
+	rc="$BENCH_DIR/thumbexp-config"
+	mkdir -p "$rc"
+	thumbexp_time kpa "$clean" "XDG_CONFIG_HOME='$rc' '$PHOTOIDX' export --db '$db' -q --kphotoalbum '$corpus'"
+	echo "kpa_bytes $(du -sb "$corpus/.thumbnails" | cut -f1)" >>"$BENCH_DIR/thumbexp-results.txt"
+	thumbexp_time kpa_again ":" "XDG_CONFIG_HOME='$rc' '$PHOTOIDX' export --db '$db' -q --kphotoalbum '$corpus'"
+	printf '[Thumbnails - %s/]\nthumbSize=200\n' "$corpus" >"$rc/kphotoalbumrc"
+	thumbexp_time kpa_200 "$clean" "XDG_CONFIG_HOME='$rc' '$PHOTOIDX' export --db '$db' -q --kphotoalbum '$corpus'"
+	rm -f "$rc/kphotoalbumrc"
+	sh -c "$clean"
+	thumbexp_time xdg "rm -rf '$xdg'" "'$PHOTOIDX' export --db '$db' -q --xdg-thumbnails '$xdg'"
+	echo "xdg_bytes $(du -sb "$xdg" | cut -f1)" >>"$BENCH_DIR/thumbexp-results.txt"
+	thumbexp_time xdg_again ":" "'$PHOTOIDX' export --db '$db' -q --xdg-thumbnails '$xdg'"
+	rm -rf "$xdg" "$rc"
+}
+rm -f "$BENCH_DIR/thumbexp-results.txt"
+if [ "${BENCH_THUMBS:-1}" = 1 ] && [ "${BENCH_THUMB_EXPORT:-1}" = 1 ]; then
+	run_thumbexp
+fi
+
+thumbexp_report() {
+	[ -s "$BENCH_DIR/thumbexp-results.txt" ] || return 0
+	awk -v nproc="$NPROC" '{ t[$1] = $2; r[$1] = $3; u[$1] = $4; s[$1] = $5 }
+		function row(k, what) {
+			if (t[k] == "") return
+			printf "| %s | %.2f s | %.2f s | %.1f ms | %.0f MB |\n", what, t[k], u[k] + s[k], 1000 * (u[k] + s[k]) / n, r[k] / 1024
+		}
+		END {
+			n = t["thumbnails"]
+			if (n == 0) exit
+			print ""
+			printf "Thumbnails into front ends'"'"' caches (no image file opened): %d photos of 1600 x 1200 (%s), scanned with --thumbnails, %.0f MB of renditions in the catalog; warm, %d cores:\n\n", n, t["kind"] == "plasma" ? "ImageMagick plasma fractals" : "mkfixture grey noise", r["thumbnails"] / 1e6, nproc
+			print "| export | wall | processor | processor per photo | peak RSS |"
+			print "| --- | ---: | ---: | ---: | ---: |"
+			row("kpa", "--kphotoalbum from nothing (index.xml, exif-info.db, .thumbnails at 256 px: as stored)")
+			row("kpa_200", "--kphotoalbum at thumbSize 200 (each decoded from 512 px, scaled, encoded)")
+			row("kpa_again", "--kphotoalbum again (up to date)")
+			row("xdg", "--xdg-thumbnails into an empty cache (3 PNGs a photo)")
+			row("xdg_again", "--xdg-thumbnails again (every PNG current)")
+			printf "\nKPhotoAlbum'"'"'s .thumbnails: %.0f MB; the freedesktop.org cache: %.0f MB.\n", t["kpa_bytes"] / 1e6, t["xdg_bytes"] / 1e6
+		}' "$BENCH_DIR/thumbexp-results.txt"
+}
+
 # --- report -----------------------------------------------------------------
 
 # The run: when, what, where, and how quiet the machine was.
@@ -1214,12 +1494,14 @@ report() {
 	done
 	small_report
 	million_report
+	similar_report
 	[ -s "$BENCH_DIR/nas-results.txt" ] && nas_report
 	[ -s "$BENCH_DIR/pg-results.txt" ] && pg_report
 	[ -s "$BENCH_DIR/tags-results.txt" ] && tags_report
 	if [ -f "$BENCH_DIR/lib-import.json" ]; then lib_report; query_report; fi
 	if [ -f "$BENCH_DIR/dups-counts.txt" ]; then dups_report; fi
 	thumbs_report
+	thumbexp_report
 	awk '$1 == "card" && $2 == "warm" && $3 == "photoidx_meta" { m = $4 } $1 == "card" && $2 == "warm" && $3 == "photoidx_scan" { s = $4 }
 		$1 == "card" && $2 == "warm" && $3 == "exiftool" { e = $4 }
 		END { if (m != "" && m > 0) printf "\nMetadata of the card: exiftool -fast2 %.2f s; photoidx spends %.3f s of processor time reading headers and EXIF (%.0fx faster) and %.2f s checking that each image reaches its end marker (a damage check exiftool does not make).\n", e, m, e / m, s }' "$RESULTS"

@@ -17,8 +17,10 @@ build="build-essential pkg-config libglib2.0-dev libexif-dev libsqlite3-dev libs
 # ask again" settings are kept only with frameworkintegration), a NAS
 # over sshfs from an sshd in a network namespace (tests/tools/nas.sh), and
 # a PostgreSQL server for the shared catalog (tests/tools/pg.sh starts its
-# own throwaway clusters; postgresql is postgresql-15 on bookworm)
-test="$build sqlite3 jq strace inotify-tools util-linux perl valgrind bash-completion libxml2-utils e2fsprogs dosfstools fusefat hashdeep libimage-exiftool-perl python3 webp libheif-examples kphotoalbum xvfb xauth frameworkintegration sshfs openssh-server iproute2 postgresql"
+# own throwaway clusters; postgresql is postgresql-15 on bookworm), and
+# GNOME's thumbnail factory (python3-gi, gir1.2-gnomedesktop-3.0) and
+# ImageMagick to check the freedesktop.org thumbnails photoidx writes
+test="$build sqlite3 jq strace inotify-tools util-linux perl valgrind bash-completion libxml2-utils e2fsprogs dosfstools fusefat hashdeep libimage-exiftool-perl python3 webp libheif-examples kphotoalbum xvfb xauth frameworkintegration sshfs openssh-server iproute2 postgresql python3-gi gir1.2-gnomedesktop-3.0 imagemagick"
 # rmlint and jdupes are the duplicate finders `photoidx dups` is compared
 # with; fclones, the third, is not packaged in Debian 12 (the bench runs it
 # only where it is on PATH)
@@ -27,11 +29,15 @@ bench="$test hyperfine time gnuplot-nox rmlint jdupes libvips-tools imagemagick"
 # libclang-rt-14-dev, which clang only recommends (and recommends are not
 # installed here)
 fuzz="$build clang libclang-rt-14-dev"
+# dups --similar: ImageMagick makes the variants of its corpus (of
+# kphotoalbum's demo photos) for the tests and the bench, and
+# findimagedupes is the peer both compare with
+similar="imagemagick findimagedupes"
 
 case "${1:-build}" in
 build) want=$build ;;
-test) want=$test ;;
-bench) want=$bench ;;
+test) want="$test $similar" ;;
+bench) want="$bench $similar" ;;
 fuzz) want=$fuzz ;;
 *) echo "usage: sh contrib/debian-deps.sh [build|test|bench|fuzz]" >&2; exit 64 ;;
 esac

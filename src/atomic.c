@@ -6,7 +6,8 @@
  *
  * Invariants:
  *  1. The target path only ever names a complete file: the old one, or
- *     the new one synced to disk before the rename.
+ *     the new one synced to disk before the rename (unless the caller
+ *     asked for no sync: then complete while the system runs).
  *  2. A temporary file is removed on every path that does not commit.
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
@@ -74,13 +75,13 @@ static gboolean sync_dir(const char *path)
 	return is_ok;
 }
 
-gboolean pix_atomic_commit(PixAtomicFile *af, GError **error)
+static gboolean commit(PixAtomicFile *af, gboolean is_synced, GError **error)
 {
 	int err = 0;
 
 	if (af->stream != NULL && (fflush(af->stream) != 0 || ferror(af->stream)))
 		err = errno != 0 ? errno : EIO;
-	if (err == 0 && fsync(af->fd) != 0)
+	if (err == 0 && is_synced && fsync(af->fd) != 0)
 		err = errno;
 	if (af->stream != NULL) {
 		if (fclose(af->stream) != 0 && err == 0)
@@ -101,13 +102,23 @@ gboolean pix_atomic_commit(PixAtomicFile *af, GError **error)
 		return FALSE;
 	}
 	g_clear_pointer(&af->temp, g_free);
-	if (!sync_dir(af->path)) {
+	if (is_synced && !sync_dir(af->path)) {
 		set_errno_error(error, errno, "cannot sync the directory of", af->path);
 		pix_atomic_abort(af);
 		return FALSE;
 	}
 	pix_atomic_abort(af);
 	return TRUE;
+}
+
+gboolean pix_atomic_commit(PixAtomicFile *af, GError **error)
+{
+	return commit(af, TRUE, error);
+}
+
+gboolean pix_atomic_commit_unsynced(PixAtomicFile *af, GError **error)
+{
+	return commit(af, FALSE, error);
 }
 
 void pix_atomic_abort(PixAtomicFile *af)

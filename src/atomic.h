@@ -32,6 +32,11 @@ const char *pix_atomic_temp_path(PixAtomicFile *af);
  * syncs the directory.  FALSE with `error` set (the temporary file is
  * removed; the target is as it was).  Frees `af` either way. */
 gboolean pix_atomic_commit(PixAtomicFile *af, GError **error);
+/* The same without syncing the file or its directory: for a cache, where
+ * a crash costs a file made again and a sync per file costs more than
+ * making it.  The target is still the old file or the whole new one while
+ * the system runs; the caller syncs once at the end (syncfs()). */
+gboolean pix_atomic_commit_unsynced(PixAtomicFile *af, GError **error);
 /* Removes the temporary file and frees `af`.  Accepts NULL. */
 void pix_atomic_abort(PixAtomicFile *af);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixAtomicFile, pix_atomic_abort)

@@ -1,10 +1,14 @@
 /*
  * cmd-dups.c: `photoidx dups [FILTERS] [PATH...] [--json]`: groups of
  * files with the same content (MD5 and size), the group that frees the
- * most first, and what keeping one copy of each would free.  With a rule
- * for which copy to keep (--keep), the copies that could go, as a list
+ * most first, and what keeping one copy of each would free.  With
+ * --similar [--distance N], groups of visually similar images instead
+ * (similar.h: the centre rule over their perceptual hashes), each file
+ * with its distance to the group's best copy.  With a rule for which
+ * copy to keep (--keep), the copies that could go, as a list
  * (--print-removable, -0) or as a shell script to review and run
- * (--script, --link).  Nothing is deleted by photoidx itself.
+ * (--script, --link): one mechanism for both kinds of group.  Nothing is
+ * deleted by photoidx itself.
  *
  * Reads the catalog (a reader); writes to stdout.  Main thread.
  *
@@ -13,7 +17,10 @@
  *     removing would free, and are marked as such.
  *  2. Only files present on disk, not empty, with an MD5 take part.
  *  3. A file named removable is never the kept one, nor a hard link of
- *     it, nor on an offline volume; the kept one is on disk.  The script
+ *     it, nor on an offline volume; the kept one is on disk.  Of similar
+ *     images, nor an exact copy of the kept one (same MD5 and size):
+ *     which of those to keep is `dups`'s choice, and its script may keep
+ *     the other, so the two scripts together never remove every copy.  The script
  *     acts on a copy only after checking that both it and the kept file
  *     still have the size and mtime the catalog knows (and, with
  *     --script-md5, the MD5).
@@ -24,6 +31,8 @@
 #include "log.h"
 
 #include "path.h"
+#include "phash.h"
+#include "similar.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -36,6 +45,8 @@ typedef enum {
 	KEEP_NEWEST,          /* the newest mtime */
 	KEEP_SHORTEST_PATH,   /* the shortest path */
 	KEEP_PATH_PREFIX,     /* the first at or below a path */
+	KEEP_BEST,            /* the best copy (similar.h): most pixels, a
+	                         camera's format, the oldest */
 } KeepRule;
 
 /* What is printed. */
@@ -53,6 +64,8 @@ typedef struct {
 	gboolean is_null;         /* -0 */
 	gboolean is_link;         /* --link: the script hard-links instead of removing */
 	gboolean is_script_md5;   /* the script checks MD5s too */
+	gboolean is_similar;      /* groups of similar images (--similar) */
+	guint distance;           /* their distance, bits */
 	gint64 n_groups, n_files, bytes_freed;
 	gint64 n_removable, n_no_keeper;
 	GString *buf;
@@ -76,6 +89,35 @@ static int link_of(const PixDupGroup *g, guint i)
 	return -1;
 }
 
+/* Whether two records have the same content (an exact copy). */
+static gboolean is_same_content(const PixRecord *a, const PixRecord *b)
+{
+	return g_strcmp0(pix_record_text(a, PIX_COL_MD5), pix_record_text(b, PIX_COL_MD5)) == 0 &&
+	       pix_record_int(a, PIX_COL_SIZE, -1) == pix_record_int(b, PIX_COL_SIZE, -2);
+}
+
+/* The index of an earlier file of the group with the same content as
+ * file i, or -1. */
+static int copy_of(const PixDupGroup *g, guint i)
+{
+	for (guint k = 0; k < i; k++)
+		if (is_same_content(g->files[k], g->files[i]))
+			return (int)k;
+	return -1;
+}
+
+/* What ranks a record as a copy, as the grouping ranked it. */
+static PixSimilarKey key_of(const PixRecord *r)
+{
+	gint64 w = pix_record_int(r, PIX_COL_WIDTH, 0), h = pix_record_int(r, PIX_COL_HEIGHT, 0);
+	return (PixSimilarKey){
+		.pixels = w > 0 && h > 0 ? (guint64)w * (guint64)h : 0,
+		.format_rank = pix_similar_format_rank(pix_record_text(r, PIX_COL_MIME), pix_record_text(r, PIX_COL_MEDIA)),
+		.mtime_ns = pix_record_int(r, PIX_COL_MTIME_NS, 0),
+		.id = pix_record_int(r, PIX_COL_ID, 0),
+	};
+}
+
 static gboolean is_on_disk(const PixRecord *r)
 {
 	return g_strcmp0(pix_record_text(r, PIX_COL_STATE), "offline") != 0;
@@ -87,6 +129,10 @@ static gboolean is_better_keeper(const DupsOut *d, const PixRecord *a, const Pix
 	gint64 ma = pix_record_int(a, PIX_COL_MTIME_NS, 0), mb = pix_record_int(b, PIX_COL_MTIME_NS, 0);
 	gsize la = a->v[PIX_COL_PATH].len, lb = b->v[PIX_COL_PATH].len;
 	switch (d->keep) {
+	case KEEP_BEST: {
+		PixSimilarKey ka = key_of(a), kb = key_of(b);
+		return pix_similar_compare(&ka, &kb) < 0;
+	}
 	case KEEP_NEWEST:
 		if (ma != mb)
 			return ma > mb;
@@ -164,7 +210,7 @@ static void put_removable(DupsOut *d, const PixDupGroup *g)
 	}
 	for (guint i = 0; i < g->n_files; i++) {
 		const PixRecord *r = g->files[i];
-		if ((int)i == keep || !is_on_disk(r) || is_same_inode(r, k))
+		if ((int)i == keep || !is_on_disk(r) || is_same_inode(r, k) || (d->is_similar && is_same_content(r, k)))
 			continue;
 		d->n_removable++;
 		if (d->mode == OUT_REMOVABLE) {
@@ -185,9 +231,9 @@ static void put_removable(DupsOut *d, const PixDupGroup *g)
 static void print_script_head(const DupsOut *d)
 {
 	printf("#!/bin/sh\n"
-	       "# Written by 'photoidx dups --script' from the catalog: review it, then run it\n"
-	       "# with sh.  For each group of copies it keeps one file (the comment before\n"
-	       "# the group names it) and %s the others.  Each act first checks that the\n"
+	       "# Written by 'photoidx dups --script%s' from the catalog: review it, then run it\n"
+	       "# with sh.  For each group of %s it keeps one file (the comment before\n"
+	       "# the group names it) and %s the others%s.  Each act first checks that the\n"
 	       "# kept file and the copy are still regular files with the size and mtime\n"
 	       "# the catalog knows%s, and skips the copy, saying why, when not.\n"
 	       "set -u\n"
@@ -203,7 +249,9 @@ static void print_script_head(const DupsOut *d)
 	       "\t\techo \"skipped: $5 (it or the kept file changed since the catalog saw it)\" >&2\n"
 	       "\tfi\n"
 	       "}\n",
+	       d->is_similar ? " --similar" : "", d->is_similar ? "similar images" : "copies",
 	       d->is_link ? "hard-links to it" : "removes",
+	       d->is_similar ? "\n# (not its exact copies: 'photoidx dups' chooses which of those to keep)" : "",
 	       d->is_script_md5 ? ", and their MD5" : "",
 	       d->is_script_md5 ? " &&\n\t\t[ \"$(md5sum <\"$1\" | cut -c1-32)\" = \"$4\" ]" : "",
 	       d->is_link ? "# link_to KEPT SIZE MTIME MD5 COPY SIZE MTIME MD5: COPY becomes a hard link to KEPT\nlink_to() {\n"
@@ -212,15 +260,109 @@ static void print_script_head(const DupsOut *d)
 	       d->is_link ? "linked" : "removed");
 }
 
+/* What removing all but the best copy of a group of similar images frees:
+ * each distinct file once, but the best copy's and its exact copies'. */
+static gint64 similar_freed(const PixDupGroup *g)
+{
+	gint64 freed = 0;
+	for (guint i = 1; i < g->n_files; i++) {
+		const PixRecord *r = g->files[i];
+		gboolean is_counted = is_same_content(r, g->files[0]);
+		for (guint k = 0; k < i && !is_counted; k++)
+			is_counted = is_same_inode(g->files[k], r);
+		if (!is_counted)
+			freed += pix_record_int(r, PIX_COL_SIZE, 0);
+	}
+	return freed;
+}
+
+/* A group of similar images, as text or JSON, into d->buf. */
+static void put_similar(DupsOut *d, const PixDupGroup *g, gint64 freed)
+{
+	GString *out = d->buf;
+	char hex[17];
+	pix_phash_format(g->phash[0], hex);
+	if (d->is_json) {
+		gboolean is_first = TRUE;
+		g_string_append(out, d->n_groups > 0 ? ",\n{" : "\n{");
+		pix_json_key(out, "phash", &is_first);
+		pix_json_string(out, hex);
+		pix_json_key(out, "weak", &is_first);
+		g_string_append(out, g->is_weak ? "true" : "false");
+		pix_json_int(out, "images", g->n_files, &is_first);
+		pix_json_int(out, "distinct", g->n_distinct, &is_first);
+		pix_json_int(out, "bytes_freed", freed, &is_first);
+		pix_json_key(out, "files", &is_first);
+		g_string_append_c(out, '[');
+		for (guint i = 0; i < g->n_files; i++) {
+			const PixRecord *r = g->files[i];
+			gboolean is_first_f = TRUE;
+			int link = link_of(g, i), copy = copy_of(g, i);
+			g_string_append(out, i > 0 ? ",{" : "{");
+			pix_query_json_value(out, "id", &r->v[PIX_COL_ID], &is_first_f);
+			pix_query_json_value(out, "path", &r->v[PIX_COL_PATH], &is_first_f);
+			pix_query_json_value(out, "size", &r->v[PIX_COL_SIZE], &is_first_f);
+			pix_query_json_value(out, "mtime_ns", &r->v[PIX_COL_MTIME_NS], &is_first_f);
+			pix_query_json_value(out, "mime", &r->v[PIX_COL_MIME], &is_first_f);
+			pix_query_json_value(out, "width", &r->v[PIX_COL_WIDTH], &is_first_f);
+			pix_query_json_value(out, "height", &r->v[PIX_COL_HEIGHT], &is_first_f);
+			pix_query_json_value(out, "md5", &r->v[PIX_COL_MD5], &is_first_f);
+			pix_query_json_value(out, "state", &r->v[PIX_COL_STATE], &is_first_f);
+			pix_phash_format(g->phash[i], hex);
+			pix_json_key(out, "phash", &is_first_f);
+			pix_json_string(out, hex);
+			pix_json_int(out, "distance", g->distance[i], &is_first_f);
+			pix_json_key(out, "best", &is_first_f);
+			g_string_append(out, i == 0 ? "true" : "false");
+			pix_json_key(out, "hard_link_of", &is_first_f);
+			if (link >= 0)
+				g_string_append_printf(out, "%" G_GINT64_FORMAT, pix_record_int(g->files[link], PIX_COL_ID, 0));
+			else
+				g_string_append(out, "null");
+			pix_json_key(out, "exact_copy_of", &is_first_f);
+			if (link < 0 && copy >= 0)
+				g_string_append_printf(out, "%" G_GINT64_FORMAT, pix_record_int(g->files[copy], PIX_COL_ID, 0));
+			else
+				g_string_append(out, "null");
+			g_string_append_c(out, '}');
+		}
+		g_string_append(out, "]}");
+		return;
+	}
+	g_autofree char *free_s = pix_format_bytes(freed);
+	g_string_append_printf(out, "%s%s  %u similar images%s, %s to free\n", d->n_groups > 0 ? "\n" : "", hex,
+	                       g->n_files, g->is_weak ? " (the same uniform or tiny picture)" : "", free_s);
+	for (guint i = 0; i < g->n_files; i++) {
+		const PixRecord *r = g->files[i];
+		int link = link_of(g, i), copy = copy_of(g, i);
+		g_autofree char *q = pix_quote(pix_record_text(r, PIX_COL_PATH));
+		if (i == 0)
+			g_string_append_printf(out, "  best  %s", q);
+		else
+			g_string_append_printf(out, "  %-4u  %s", g->distance[i], q);
+		gint64 w = pix_record_int(r, PIX_COL_WIDTH, 0), h = pix_record_int(r, PIX_COL_HEIGHT, 0);
+		if (w > 0 && h > 0)
+			g_string_append_printf(out, "  %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT, w, h);
+		if (link >= 0 || copy >= 0) {
+			g_autofree char *ql = pix_quote(pix_record_text(g->files[link >= 0 ? link : copy], PIX_COL_PATH));
+			g_string_append_printf(out, link >= 0 ? "  [hard link of %s: the same file]" : "  [exact copy of %s]",
+			                       ql);
+		}
+		g_string_append_c(out, '\n');
+	}
+}
+
 static gboolean print_group(gpointer data, const PixDupGroup *g)
 {
 	DupsOut *d = data;
 	GString *out = d->buf;
-	gint64 freed = g->size * (gint64)(g->n_distinct - 1);
+	gint64 freed = g->distance != NULL ? similar_freed(g) : g->size * (gint64)(g->n_distinct - 1);
 
 	g_string_truncate(out, 0);
 	if (d->mode != OUT_GROUPS) {
 		put_removable(d, g);
+	} else if (g->distance != NULL) {
+		put_similar(d, g, freed);
 	} else if (d->is_json) {
 		gboolean is_first = TRUE;
 		g_string_append(out, d->n_groups > 0 ? ",\n{" : "\n{");
@@ -279,9 +421,12 @@ int pix_cmd_dups(int argc, char **argv)
 	gboolean is_json = FALSE, is_removable = FALSE, is_script = FALSE;
 	DupsOut d = { 0 };
 	char *keep = NULL;
+	gint distance = -1;
 	GOptionEntry entries[] = {
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &is_json, "a JSON object with the groups and totals", NULL },
-		{ "keep", 0, 0, G_OPTION_ARG_STRING, &keep, "which copy of each group to keep: oldest (the default), newest, shortest-path, path-prefix=PATH", "RULE" },
+		{ "similar", 0, 0, G_OPTION_ARG_NONE, &d.is_similar, "groups of visually similar images (resized, recompressed, a little cropped or brighter), from the perceptual hashes of scan --thumbnails", NULL },
+		{ "distance", 0, 0, G_OPTION_ARG_INT, &distance, "with --similar: how many of the hash's 64 bits may differ from the group's best copy (default " G_STRINGIFY(PIX_PHASH_DEFAULT_DISTANCE) ", at most " G_STRINGIFY(PIX_PHASH_MAX_DISTANCE) ")", "N" },
+		{ "keep", 0, 0, G_OPTION_ARG_STRING, &keep, "which copy of each group to keep: oldest (the default), newest, shortest-path, path-prefix=PATH, best (most pixels, a camera's format, the oldest: the default with --similar)", "RULE" },
 		{ "print-removable", 0, 0, G_OPTION_ARG_NONE, &is_removable, "print the paths of the copies that could go (all but the kept one of each group), one a line", NULL },
 		{ "null", '0', 0, G_OPTION_ARG_NONE, &d.is_null, "with --print-removable: end each path with NUL (for xargs -0)", NULL },
 		{ "script", 0, 0, G_OPTION_ARG_NONE, &is_script, "print a shell script to review and run that removes those copies, each after checking it and the kept file are unchanged", NULL },
@@ -293,7 +438,9 @@ int pix_cmd_dups(int argc, char **argv)
 		"Lists the groups of files at or below each PATH (default: all) that\n"
 		"have the same content (MD5), and the bytes that keeping one copy of\n"
 		"each would free.  Deletes nothing.  Hard links to one file are shown\n"
-		"but free nothing; empty files are left out.");
+		"but free nothing; empty files are left out.  With --similar, groups\n"
+		"of images that look alike instead, each file with its distance to the\n"
+		"group's best copy.");
 	g_autoptr(GError) error = NULL;
 	int status;
 	g_autoptr(PixStore) reader = pix_query_start("dups", ctx, argc, argv, &o, NULL, NULL, FALSE, &status);
@@ -305,7 +452,11 @@ int pix_cmd_dups(int argc, char **argv)
 	g_autofree char *keep_rule = keep;
 	g_autofree char *prefix = NULL;
 	d.mode = is_script ? OUT_SCRIPT : is_removable ? OUT_REMOVABLE : OUT_GROUPS;
-	if (keep_rule == NULL || strcmp(keep_rule, "oldest") == 0) {
+	if (keep_rule == NULL) {
+		d.keep = d.is_similar ? KEEP_BEST : KEEP_OLDEST;
+	} else if (strcmp(keep_rule, "best") == 0) {
+		d.keep = KEEP_BEST;
+	} else if (strcmp(keep_rule, "oldest") == 0) {
 		d.keep = KEEP_OLDEST;
 	} else if (strcmp(keep_rule, "newest") == 0) {
 		d.keep = KEEP_NEWEST;
@@ -321,8 +472,22 @@ int pix_cmd_dups(int argc, char **argv)
 		d.keep_prefix = prefix;
 	} else {
 		pix_query_options_clear(&o);
-		return pix_cmd_usage_error("dups", "--keep: expected oldest, newest, shortest-path or path-prefix=PATH");
+		return pix_cmd_usage_error("dups", "--keep: expected oldest, newest, shortest-path, path-prefix=PATH or best");
 	}
+	if (distance >= 0 && !d.is_similar) {
+		pix_query_options_clear(&o);
+		return pix_cmd_usage_error("dups", "--distance: only with --similar");
+	}
+	if (distance > PIX_PHASH_MAX_DISTANCE) {
+		pix_query_options_clear(&o);
+		return pix_cmd_usage_error("dups", "--distance: expected 0 to " G_STRINGIFY(PIX_PHASH_MAX_DISTANCE)
+		                           " (bits of 64)");
+	}
+	if (d.is_similar && d.is_link) {
+		pix_query_options_clear(&o);
+		return pix_cmd_usage_error("dups", "--link: only for exact copies (a similar image is another picture)");
+	}
+	d.distance = distance >= 0 ? (guint)distance : PIX_PHASH_DEFAULT_DISTANCE;
 	if (is_script + is_removable + is_json > 1 || (d.is_null && !is_removable) ||
 	    ((d.is_link || d.is_script_md5) && !is_script) || (keep_rule != NULL && d.mode == OUT_GROUPS)) {
 		pix_query_options_clear(&o);
@@ -335,7 +500,8 @@ int pix_cmd_dups(int argc, char **argv)
 		printf("{\"groups\":[");
 	if (is_script)
 		print_script_head(&d);
-	gboolean is_ok = pix_store_each_dup(reader, &o.filter, print_group, &d, &error);
+	gboolean is_ok = d.is_similar ? pix_store_each_similar(reader, &o.filter, d.distance, print_group, &d, &error)
+	                              : pix_store_each_dup(reader, &o.filter, print_group, &d, &error);
 	pix_query_options_clear(&o);
 	g_string_free(d.buf, TRUE);
 	if (!is_ok) {
@@ -349,11 +515,18 @@ int pix_cmd_dups(int argc, char **argv)
 		if (d.n_no_keeper > 0)
 			pix_notice("%" G_GINT64_FORMAT " groups kept whole: no copy on disk %s", d.n_no_keeper,
 			           d.keep == KEEP_PATH_PREFIX ? "below the --keep path" : "to keep");
-		pix_notice("%" G_GINT64_FORMAT " copies could go, in %" G_GINT64_FORMAT " groups", d.n_removable, d.n_groups);
+		pix_notice("%" G_GINT64_FORMAT " %s could go, in %" G_GINT64_FORMAT " groups", d.n_removable,
+		           d.is_similar ? "similar images" : "copies", d.n_groups);
 	} else if (is_json) {
+		g_autofree char *dist = d.is_similar ? g_strdup_printf(",\"distance\":%u", d.distance) : g_strdup("");
 		printf("%s],\"n_groups\":%" G_GINT64_FORMAT ",\"n_files\":%" G_GINT64_FORMAT
-		       ",\"bytes_freed\":%" G_GINT64_FORMAT "}\n", d.n_groups > 0 ? "\n" : "", d.n_groups, d.n_files,
-		       d.bytes_freed);
+		       ",\"bytes_freed\":%" G_GINT64_FORMAT "%s}\n", d.n_groups > 0 ? "\n" : "", d.n_groups, d.n_files,
+		       d.bytes_freed, dist);
+	} else if (d.is_similar) {
+		g_autofree char *freed = pix_format_bytes(d.bytes_freed);
+		printf("%s%" G_GINT64_FORMAT " group%s of similar images within %u bits, %" G_GINT64_FORMAT " files: "
+		       "keeping the best copy of each would free %s\n", d.n_groups > 0 ? "\n" : "", d.n_groups,
+		       d.n_groups == 1 ? "" : "s", d.distance, d.n_files, freed);
 	} else {
 		g_autofree char *freed = pix_format_bytes(d.bytes_freed);
 		printf("%s%" G_GINT64_FORMAT " group%s of duplicates, %" G_GINT64_FORMAT " files: keeping one copy of each "

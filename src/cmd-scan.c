@@ -13,6 +13,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "cmd-run.h"
+#include "phash-fill.h"
 #include "config.h"
 #include "json.h"
 #include "log.h"
@@ -72,7 +73,7 @@ static void print_summary(gboolean is_json, gboolean is_quiet, char **roots, con
 		{ "moved", PIX_N_MOVED }, { "missing", PIX_N_MISSING }, { "unchanged", PIX_N_UNCHANGED },
 		{ "errors", PIX_N_ERRORS }, { "skipped", PIX_N_SKIPPED }, { "bytes_read", PIX_BYTES_READ },
 		{ "thumbnails_made", PIX_N_THUMBS }, { "thumbnails_failed", PIX_N_THUMB_NOTES },
-		{ "thumbnails_known", PIX_N_THUMBS_KNOWN },
+		{ "thumbnails_known", PIX_N_THUMBS_KNOWN }, { "phashes_filled", PIX_N_PHASHES_FILLED },
 	};
 	gint64 bytes = pix_count_get(PIX_BYTES_READ);
 	double rate = secs > 0 ? (double)bytes / secs / 1e6 : 0;
@@ -272,8 +273,11 @@ int pix_cmd_scan(int argc, char **argv)
 		return status;
 	gint64 start = g_get_monotonic_time();
 	gboolean is_interrupted = FALSE;
-	/* the files whose content has no thumbnail yet are read again */
-	gboolean is_ok = !cfg.is_thumbnails || pix_store_want_thumbs(writer, roots, &error);
+	/* the files whose content has no thumbnail yet are read again; the
+	 * thumbnails stored without a perceptual hash get one, from the
+	 * stored rendition */
+	gboolean is_ok = !cfg.is_thumbnails || (pix_store_want_thumbs(writer, roots, &error) &&
+	                                        pix_phash_fill(writer, &error));
 	is_ok = is_ok && pix_pipeline_scan(&cfg, writer, &is_interrupted, &error);
 	double secs = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
 	status = pix_run_end(writer, is_ok, g_steal_pointer(&error), is_interrupted ? PIX_RUN_INTERRUPTED : PIX_RUN_COMPLETE,

@@ -2,14 +2,16 @@
  * export-kpa.c: `photoidx export --kphotoalbum DIR`: the catalog's images,
  * RAW files and videos at or below DIR merged into the KPhotoAlbum
  * database there: DIR/index.xml (here, through xml-tree.c) and
- * DIR/exif-info.db (store-kpa.c).  doc/kphotoalbum.md says what each
- * attribute holds, what is kept and why.
+ * DIR/exif-info.db (store-kpa.c), and its thumbnail cache DIR/.thumbnails
+ * from the catalog's thumbnails (export-kpa-thumbs.c).  doc/kphotoalbum.md
+ * says what each attribute holds, what is kept and why.
  *
  * Reads the catalog (one snapshot, query.h), the old index.xml and
  * exif-info.db, and KPhotoAlbum's settings (kphotoalbumrc); writes the
  * two files through atomic.h, each to a temporary file in DIR that is
- * synced and renamed over the old one, and the state file of the last
- * export.  Main thread.
+ * synced and renamed over the old one, then the thumbnail cache, and the
+ * state file of the last export.  Refuses while a KPhotoAlbum runs on DIR
+ * (kpa-running.h): it would write its own index over ours.  Main thread.
  *
  * The merge, as KPhotoAlbum's own search for new images does it
  * (NewImageFinder): an image already listed keeps every attribute and
@@ -40,6 +42,8 @@
 #include "export-kpa.h"
 #include "atomic.h"
 #include "config.h"
+#include "export-kpa-thumbs.h"
+#include "kpa-running.h"
 #include "log.h"
 #include "meta-value.h"
 #include "path.h"
@@ -73,6 +77,7 @@ typedef struct {
 	gboolean is_skip_raw;      /* skipRawIfOtherMatches */
 	gboolean is_exif_comments; /* useEXIFComments */
 	char **comments_to_strip;  /* stripEXIFComments: descriptions dropped, or NULL */
+	int thumb_size;            /* [Thumbnails - DIR/] thumbSize: the thumbnails' size, px */
 } Settings;
 
 /* One catalog file to export (strings owned). */
@@ -133,9 +138,12 @@ typedef struct {
 	GHashTable *by_id;         /* files.id -> Rec index + 1 (after the records) */
 } Collect;
 
+G_DEFINE_QUARK(pix-kpa-error-quark, pix_kpa_error)
+
 void pix_kpa_export_clear(PixKpaExport *out)
 {
 	g_clear_pointer(&out->backup, g_free);
+	pix_kpa_thumbs_done_clear(&out->thumbs);
 }
 
 static void rec_clear(gpointer p)
@@ -234,12 +242,34 @@ static gboolean rc_bool(GKeyFile *kf, const char *key, gboolean fallback)
 	return v == NULL ? fallback : g_ascii_strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0;
 }
 
-/* KPhotoAlbum's [General] settings, from $XDG_CONFIG_HOME/kphotoalbumrc,
- * with its defaults where a key (or the file) is absent. */
-static void read_settings(Settings *s)
+/* The thumbSize of the database in `dir`: KPhotoAlbum keeps it in the
+ * group "Thumbnails - " and its image directory with a '/' (as it was
+ * opened: the group whose directory is `dir` once resolved). */
+static int rc_thumb_size(GKeyFile *kf, const char *dir)
 {
-	g_autofree char *dir = pix_xdg_dir(g_get_user_config_dir(), ".config");
-	g_autofree char *path = g_build_filename(dir, "kphotoalbumrc", NULL);
+	g_auto(GStrv) groups = kf != NULL ? g_key_file_get_groups(kf, NULL) : NULL;
+	for (int i = 0; groups != NULL && groups[i] != NULL; i++) {
+		if (!g_str_has_prefix(groups[i], "Thumbnails - /"))
+			continue;
+		char *real = realpath(groups[i] + strlen("Thumbnails - "), NULL);
+		gboolean is_ours = real != NULL && strcmp(real, dir) == 0;
+		free(real);
+		g_autoptr(GError) error = NULL;
+		int size = is_ours ? g_key_file_get_integer(kf, groups[i], "thumbSize", &error) : 0;
+		/* its bounds (minimumThumbnailSize, maximumThumbnailSize) */
+		if (is_ours && error == NULL)
+			return CLAMP(size, 32, 4096);
+	}
+	return PIX_KPA_THUMB_DEFAULT_SIZE;
+}
+
+/* KPhotoAlbum's [General] settings, from $XDG_CONFIG_HOME/kphotoalbumrc,
+ * with its defaults where a key (or the file) is absent; and the
+ * thumbnail size of the database in `dir`. */
+static void read_settings(Settings *s, const char *dir)
+{
+	g_autofree char *config = pix_xdg_dir(g_get_user_config_dir(), ".config");
+	g_autofree char *path = g_build_filename(config, "kphotoalbumrc", NULL);
 	g_autoptr(GKeyFile) kf = g_key_file_new();
 	g_autoptr(GError) error = NULL;
 
@@ -268,6 +298,7 @@ static void read_settings(Settings *s)
 		for (char **e = s->comments_to_strip; *e != NULL; e++)
 			g_strstrip(*e);
 	}
+	s->thumb_size = rc_thumb_size(kf, dir);
 }
 
 /* The description KPhotoAlbum gives a new image from its EXIF
@@ -1196,6 +1227,8 @@ typedef struct {
 	GArray *recs;
 	GHashTable *moves;         /* old rel -> new rel, from the change log (incremental) */
 	GHashTable *drop_exif;     /* absolute paths whose exif rows go */
+	GHashTable *changed;       /* rels whose md5sum this merge changed */
+	GHashTable *moved;         /* new rel -> old rel of the images it moved (owned) */
 	PixKpaExifDb *exif;
 	PixKpaExport *out;
 } Merge;
@@ -1213,6 +1246,7 @@ static void move_image(Merge *m, PixXmlNode *e, Rec *r)
 		pix_xml_set(e, "label", new_default);
 	}
 	g_hash_table_remove(m->ix->by_file, old);
+	g_hash_table_insert(m->moved, g_strdup(r->rel), g_strdup(old));
 	pix_xml_set(e, "file", r->rel);
 	g_hash_table_insert(m->ix->by_file, (gpointer)pix_xml_get(e, "file"), e);
 	m->out->n_moved++;
@@ -1225,6 +1259,7 @@ static void update_image(Merge *m, PixXmlNode *e, const Rec *r)
 	if (g_strcmp0(pix_xml_get(e, "md5sum"), r->md5) == 0)
 		return;
 	pix_xml_set(e, "md5sum", r->md5);
+	g_hash_table_add(m->changed, r->rel);
 	const char *angle = pix_xml_get(e, "angle");
 	if (!r->is_video)
 		set_size(e, r, angle != NULL ? atoi(angle) : 0);
@@ -1493,6 +1528,46 @@ static gboolean on_change(gpointer data, const PixChange *c)
 	return TRUE;
 }
 
+/* 32 hex digits (either case) as 16 bytes. */
+static gboolean md5_from_hex(const char *hex, guint8 out[16])
+{
+	for (int i = 0; i < 16; i++) {
+		int hi = g_ascii_xdigit_value(hex[2 * i]), lo = hi >= 0 ? g_ascii_xdigit_value(hex[2 * i + 1]) : -1;
+		if (lo < 0)
+			return FALSE;
+		out[i] = (guint8)(hi << 4 | lo);
+	}
+	return TRUE;
+}
+
+/* KPhotoAlbum's thumbnail cache for the images of the merged index (all
+ * of them, not only those this export touched: a scan with thumbnails
+ * changes no file, and a --since export would never see them otherwise),
+ * by their md5sum and angle. */
+static gboolean export_thumbs(PixStore *reader, const char *dir, const Index *ix, int size_px, GHashTable *changed,
+                              GHashTable *moved, PixKpaExport *out, GError **error)
+{
+	g_autoptr(GArray) wants = g_array_new(FALSE, FALSE, sizeof(PixKpaThumbWant));
+	for (guint i = 0; i < ix->images->children->len; i++) {
+		const PixXmlNode *e = ix->images->children->pdata[i];
+		const char *file = e->kind == PIX_XML_ELEMENT ? pix_xml_get(e, "file") : NULL;
+		const char *md5 = file != NULL ? pix_xml_get(e, "md5sum") : NULL;
+		const char *angle = md5 != NULL ? pix_xml_get(e, "angle") : NULL;
+		const char *width = md5 != NULL ? pix_xml_get(e, "width") : NULL;
+		const char *height = md5 != NULL ? pix_xml_get(e, "height") : NULL;
+		PixKpaThumbWant w = { .rel = file, .angle = angle != NULL ? atoi(angle) : 0,
+			              .width = width != NULL ? g_ascii_strtoll(width, NULL, 10) : -1,
+			              .height = height != NULL ? g_ascii_strtoll(height, NULL, 10) : -1 };
+		if (md5 == NULL || strlen(md5) != 32 || !md5_from_hex(md5, w.md5))
+			continue;
+		w.is_changed = g_hash_table_contains(changed, file);
+		w.moved_from = g_hash_table_lookup(moved, file);
+		g_array_append_val(wants, w);
+	}
+	return pix_kpa_thumbs_export(reader, dir, size_px, (const PixKpaThumbWant *)(void *)wants->data, wants->len,
+	                             &out->thumbs, error);
+}
+
 gboolean pix_export_kphotoalbum(PixStore *reader, const char *dir, const PixFilter *filter,
                                 const PixKpaOptions *opts, PixKpaExport *out, GError **error)
 {
@@ -1505,6 +1580,8 @@ gboolean pix_export_kphotoalbum(PixStore *reader, const char *dir, const PixFilt
 	g_autoptr(GArray) recs = g_array_new(FALSE, FALSE, sizeof(Rec));
 	g_autoptr(GHashTable) wanted = NULL, moves = NULL;
 	g_autoptr(GHashTable) drop_exif = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) changed = g_hash_table_new(g_str_hash, g_str_equal);
+	g_autoptr(GHashTable) moved = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	g_autoptr(PixXmlNode) old_root = NULL;
 	g_autoptr(GString) bytes = g_string_new(NULL);
 	g_autoptr(PixAtomicFile) exif_file = NULL;
@@ -1514,8 +1591,18 @@ gboolean pix_export_kphotoalbum(PixStore *reader, const char *dir, const PixFilt
 	PixFilter f;
 
 	memset(out, 0, sizeof *out);
+	g_autofree char *how = NULL;
+	pid_t kpa = pix_kpa_running(dir, &how);
+	if (kpa != 0) {
+		g_autofree char *q = pix_quote(dir);
+		g_set_error(error, PIX_KPA_ERROR, PIX_KPA_ERROR_RUNNING,
+		            "cannot export to '%s': %s; close it and export again (it keeps index.xml and its "
+		            "thumbnails in memory and writes them over the files when it exits): nothing was written",
+		            q, how);
+		return FALSE;
+	}
 	g_array_set_clear_func(recs, rec_clear);
-	read_settings(&settings);
+	read_settings(&settings, dir);
 	if (!index_load(&ix, xml_path, opts->is_force, error) || !pix_store_last_seq(reader, &out->seq, error))
 		goto done;
 	if (ix.old_bytes != NULL && !opts->is_force)
@@ -1556,7 +1643,7 @@ gboolean pix_export_kphotoalbum(PixStore *reader, const char *dir, const PixFilt
 	    (exif = pix_store_kpa_new(pix_atomic_temp_path(exif_file), exif_path, error)) == NULL)
 		goto done;
 	Merge m = { .dir = dir, .settings = &settings, .opts = opts, .ix = &ix, .recs = recs, .moves = moves,
-		    .drop_exif = drop_exif, .exif = exif, .out = out };
+		    .drop_exif = drop_exif, .changed = changed, .moved = moved, .exif = exif, .out = out };
 	if (!merge(&m, error))
 		goto done;
 	struct stat est;
@@ -1603,6 +1690,9 @@ gboolean pix_export_kphotoalbum(PixStore *reader, const char *dir, const PixFilt
 		if (!pix_atomic_commit(g_steal_pointer(&xml_file), error))
 			goto done;
 	}
+	if (!export_thumbs(reader, dir, &ix, settings.thumb_size, changed, moved, out, error))
+		goto done;
+	out->is_unchanged = out->is_unchanged && !out->thumbs.is_written;
 	is_ok = write_state(dir, out->seq, error);
 done:
 	settings_clear(&settings);

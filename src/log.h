@@ -70,6 +70,7 @@ typedef enum {
 	PIX_N_THUMBS,       /* thumbnails made (images decoded for one) */
 	PIX_N_THUMB_NOTES,  /* images none could be made of */
 	PIX_N_THUMBS_KNOWN, /* copies of a content with one: not decoded */
+	PIX_N_PHASHES_FILLED, /* perceptual hashes computed from stored thumbnails */
 	PIX_N_COUNTERS
 } PixCounter;
 

@@ -143,19 +143,39 @@ gboolean pix_store_each_tag_row(PixStore *s, const PixFilter *filter, PixTagRowF
  * reader's snapshot. */
 gboolean pix_store_last_seq(PixStore *s, gint64 *seq, GError **error);
 
-/* One group of files with the same content, for `dups`. */
+/* One group of files with the same content, for `dups`, or of similar
+ * images, for `dups --similar` (`distance` set). */
 typedef struct {
-	const char *md5;      /* 32 hex digits */
-	gint64 size;          /* of each copy */
+	const char *md5;      /* 32 hex digits; NULL for similar images */
+	gint64 size;          /* of each copy; of the best copy for similar images */
 	guint n_files;        /* paths in the group (>= 2) */
 	guint n_distinct;     /* distinct files among them: hard links to one inode count once */
-	const PixRecord *const *files; /* n_files records, by path (borrowed) */
+	const PixRecord *const *files; /* n_files records, by path; similar
+	                         images: the best copy first, then by distance
+	                         to it, then by path (borrowed) */
+	/* similar images only (NULL, FALSE for exact duplicates): */
+	const guint *distance; /* each file's distance to the best copy, bits */
+	const guint64 *phash; /* each file's perceptual hash (phash.h) */
+	gboolean is_weak;     /* weak hashes: the same rendition (phash.h) */
 } PixDupGroup;
 typedef gboolean (*PixDupFn)(gpointer data, const PixDupGroup *g);
 /* Calls fn for each group of two or more files that pass `filter`, are not
  * missing, are not empty, and have the same MD5, the group that frees the
  * most bytes first (size * (n_distinct - 1)). */
 gboolean pix_store_each_dup(PixStore *s, const PixFilter *filter, PixDupFn fn, gpointer data, GError **error);
+/*
+ * Calls fn for each group of two or more similar images (similar.h: the
+ * centre rule within `distance` bits) among the files that pass `filter`,
+ * are not missing and have a perceptual hash (file_phash); most images
+ * first, then by the best copy.  Two statements: the hashes of all, then
+ * the records of the grouped files by id, a few hundred at a time; a file
+ * whose hash is not the same in the second (its content changed between
+ * them) leaves its group, and a group whose best copy left is dropped,
+ * so every group holds what its hashes said.  Memory: about 40 bytes per
+ * hashed file, a few hundred records at a time.
+ */
+gboolean pix_store_each_similar(PixStore *s, const PixFilter *filter, guint distance, PixDupFn fn, gpointer data,
+                                GError **error);
 
 /* Counts and bytes of the files that pass a filter, by one key. */
 typedef struct {

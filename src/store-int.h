@@ -55,6 +55,13 @@ void pix_store_bind_under(PixStmt *st, int first, char **paths);
  */
 #define PIX_STORE_SET 256
 
+/* Rows of thumbs a fill of perceptual hashes reads, hashes and writes at
+ * once (ST_PHASH_WANTED): one batch, renditions of about 10-20 KB each. */
+#define PIX_PHASH_CHUNK 256
+/* Binds a content's hash, its weakness and PIX_PHASH_VERSION as
+ * parameters first .. first + 2 (NULL, NULL, version: no hash). */
+void pix_store_bind_phash(PixStmt *st, int first, const PixPhash *h);
+
 typedef enum {
 	ST_BEGIN,
 	ST_COMMIT,
@@ -102,6 +109,9 @@ typedef enum {
 	ST_THUMBS_WANTED,
 	ST_THUMBS_SIZE,
 	ST_THUMBS_ALL,
+	ST_THUMBS_BY_MD5S,
+	ST_PHASH_WANTED,
+	ST_PHASH_SET,
 	ST_SEQ_LOCK,            /* PostgreSQL only: the change log's order (store-pg.c) */
 	ST_SEQ_MAX,
 	ST_CHANGE_INSERT_SEQ,

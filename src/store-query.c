@@ -10,10 +10,15 @@
  * Invariants:
  *  1. Every value from the command line reaches SQLite as a bound
  *     parameter; the SQL text is made only of constants.
- *  2. One call reads one snapshot: each answer is one statement.
+ *  2. One call reads one snapshot: each answer is one statement; but for
+ *     similar images, whose records are read again by id after the
+ *     grouping, and kept only where their hash is still the one grouped
+ *     (pix_store_each_similar()).
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "query.h"
+#include "phash.h"
+#include "similar.h"
 #include "store-int.h"
 
 #include <math.h>
@@ -332,6 +337,11 @@ static void value_from(PixValue *v, PixStmt *st, int i)
 	}
 }
 
+static const char *column_text_or_null(PixStmt *st, int i)
+{
+	return pix_db_column_type(st, i) == PIX_DB_NULL ? NULL : (const char *)pix_db_column_text(st, i);
+}
+
 static void record_from(PixRecord *r, PixStmt *st, int first)
 {
 	for (int c = 0; c < PIX_N_COLS; c++)
@@ -548,6 +558,253 @@ gboolean pix_store_each_dup(PixStore *s, const PixFilter *filter, PixDupFn fn, g
 	return is_ok;
 }
 
+/* --- similar images --- */
+
+/* A file with a hash, as the first statement reads it. */
+typedef struct {
+	PixSimilarKey key;
+	guint64 hash;
+	gboolean is_weak;
+} Hashed;
+
+static gboolean hashed_row(gpointer data, PixStmt *st)
+{
+	GArray *files = data;
+	gint64 w = pix_db_column_type(st, 3) == PIX_DB_NULL ? 0 : pix_db_column_int64(st, 3);
+	gint64 h = pix_db_column_type(st, 4) == PIX_DB_NULL ? 0 : pix_db_column_int64(st, 4);
+	Hashed f = {
+		.key = {
+			.id = pix_db_column_int64(st, 0),
+			.pixels = w > 0 && h > 0 ? (guint64)w * (guint64)h : 0,
+			.format_rank = pix_similar_format_rank(column_text_or_null(st, 5), column_text_or_null(st, 6)),
+			.mtime_ns = pix_db_column_int64(st, 7),
+		},
+		.hash = (guint64)pix_db_column_int64(st, 1),
+		.is_weak = pix_db_column_int64(st, 2) != 0,
+	};
+	g_array_append_val(files, f);
+	return TRUE;
+}
+
+static int compare_hashed(gconstpointer a, gconstpointer b)
+{
+	return pix_similar_compare(&((const Hashed *)a)->key, &((const Hashed *)b)->key);
+}
+
+/* A record of the second statement, with the hash it has now. */
+typedef struct {
+	PixRecord *record;    /* (owned) values in EachSimilar.chunk */
+	guint64 hash;
+} Fetched;
+
+static void fetched_free(gpointer p)
+{
+	Fetched *f = p;
+	g_free(f->record);
+	g_free(f);
+}
+
+typedef struct {
+	PixStore *s;
+	PixDupFn fn;
+	gpointer data;
+	const guint64 *hashes;    /* by position, best copy first */
+	const guint8 *is_weak;
+	const gint64 *ids;
+	const PixSimilarGroups *groups;
+	PixStmt *st;              /* the records of PIX_STORE_SET ids */
+	GHashTable *fetched;      /* id -> Fetched (owned) */
+	GStringChunk *chunk;
+	gboolean is_stopped;
+} EachSimilar;
+
+static gboolean fetched_row(gpointer data, PixStmt *st)
+{
+	EachSimilar *e = data;
+	PixRecord r;
+	record_from(&r, st, 0);
+	if (pix_db_column_type(st, PIX_N_COLS + 1) == PIX_DB_NULL)
+		return TRUE;
+	Fetched *f = g_new(Fetched, 1);
+	f->record = record_copy(&r, e->chunk);
+	f->hash = (guint64)pix_db_column_int64(st, PIX_N_COLS + 1);
+	g_hash_table_replace(e->fetched, &f->record->v[PIX_COL_ID].i, f);
+	return TRUE;
+}
+
+/* The records of ids[0 .. n - 1] into e->fetched. */
+static gboolean fetch(EachSimilar *e, const gint64 *ids, guint n, GError **error)
+{
+	for (guint from = 0; from < n; from += PIX_STORE_SET) {
+		pix_db_reset(e->st);
+		pix_db_clear_bindings(e->st);
+		for (guint k = from; k < n && k < from + PIX_STORE_SET; k++)
+			pix_db_bind_int64(e->st, (int)(k - from) + 1, ids[k]);
+		if (!each_row(e->s, e->st, fetched_row, e, error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+typedef struct {
+	const PixRecord *record;
+	guint64 hash;
+	guint distance;
+} Member;
+
+/* The best copy first, then by distance, then by path. */
+static int compare_members(gconstpointer pa, gconstpointer pb, gpointer unused)
+{
+	(void)unused;
+	const Member *a = pa, *b = pb;
+	if (a->distance != b->distance)
+		return a->distance < b->distance ? -1 : 1;
+	return strcmp(pix_record_text(a->record, PIX_COL_PATH), pix_record_text(b->record, PIX_COL_PATH));
+}
+
+/* Group k as it is now: its files whose hash is still the one grouped
+ * (not missing), the group dropped when its best copy is not; then fn. */
+static void emit_group(EachSimilar *e, guint k)
+{
+	guint32 a = e->groups->starts[k], b = e->groups->starts[k + 1];
+	guint64 centre = e->hashes[e->groups->members[a]];
+	gboolean is_weak = e->is_weak[e->groups->members[a]];
+	g_autoptr(GArray) m = g_array_new(FALSE, FALSE, sizeof(Member));
+	for (guint32 x = a; x < b; x++) {
+		guint32 i = e->groups->members[x];
+		const Fetched *f = g_hash_table_lookup(e->fetched, &e->ids[i]);
+		if (f == NULL || f->hash != e->hashes[i] ||
+		    g_strcmp0(pix_record_text(f->record, PIX_COL_STATE), "missing") == 0) {
+			if (x == a)
+				return;     /* the centre changed: its members may be far apart */
+			continue;
+		}
+		Member mb = { f->record, f->hash, is_weak ? 0 : pix_phash_distance(f->hash, centre) };
+		g_array_append_val(m, mb);
+	}
+	if (m->len < 2)
+		return;
+	g_qsort_with_data(&g_array_index(m, Member, 1), (gint)m->len - 1, sizeof(Member),
+	                  compare_members, NULL);
+	g_autofree const PixRecord **files = g_new(const PixRecord *, m->len);
+	g_autofree guint *distance = g_new(guint, m->len);
+	g_autofree guint64 *phash = g_new(guint64, m->len);
+	g_autoptr(GHashTable) inodes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	for (guint i = 0; i < m->len; i++) {
+		const Member *mb = &g_array_index(m, Member, i);
+		files[i] = mb->record;
+		distance[i] = mb->distance;
+		phash[i] = mb->hash;
+		g_hash_table_add(inodes, g_strdup_printf("%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT,
+		                                         pix_record_int(mb->record, PIX_COL_DEV, -1),
+		                                         pix_record_int(mb->record, PIX_COL_INO, -1)));
+	}
+	PixDupGroup g = {
+		.size = pix_record_int(files[0], PIX_COL_SIZE, 0),
+		.n_files = m->len,
+		.n_distinct = g_hash_table_size(inodes),
+		.files = files,
+		.distance = distance,
+		.phash = phash,
+		.is_weak = is_weak,
+	};
+	e->is_stopped = !e->fn(e->data, &g);
+}
+
+/* The groups, most images first, then by their best copy. */
+static int compare_group_order(gconstpointer pa, gconstpointer pb, gpointer data)
+{
+	const PixSimilarGroups *g = data;
+	guint32 a = *(const guint32 *)pa, b = *(const guint32 *)pb;
+	guint32 na = g->starts[a + 1] - g->starts[a], nb = g->starts[b + 1] - g->starts[b];
+	if (na != nb)
+		return na > nb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+gboolean pix_store_each_similar(PixStore *s, const PixFilter *filter, guint distance, PixDupFn fn, gpointer data,
+                                GError **error)
+{
+	PixFilter f = *filter;
+	Sql q;
+	if (f.show == PIX_SHOW_ALL || f.show == PIX_SHOW_MISSING)
+		f.show = PIX_SHOW_PRESENT;
+	/* 1: every hash, with what ranks its file's copy */
+	sql_init(&q, s, "SELECT fi.id, p.phash, p.phash_weak, fi.width, fi.height, fi.mime, fi.media, fi.mtime_ns"
+	             " FROM (SELECT id, width, height, mime, media, mtime_ns FROM file_info WHERE");
+	sql_filter(&q, &f);
+	g_string_append(q.sql, ") fi JOIN file_phash p ON p.id = fi.id");
+	g_autoptr(GArray) files = g_array_new(FALSE, FALSE, sizeof(Hashed));
+	gboolean is_ok;
+	{
+		g_autoptr(PixStmt) st = sql_prepare(s, &q, error);
+		is_ok = st != NULL && each_row(s, st, hashed_row, files, error);
+	}
+	sql_clear(&q);
+	if (!is_ok)
+		return FALSE;
+	g_array_sort(files, compare_hashed);
+	guint n = files->len;
+	g_autofree guint64 *hashes = g_new(guint64, MAX(n, 1u));
+	g_autofree guint8 *is_weak = g_new(guint8, MAX(n, 1u));
+	g_autofree gint64 *ids = g_new(gint64, MAX(n, 1u));
+	for (guint i = 0; i < n; i++) {
+		const Hashed *h = &g_array_index(files, Hashed, i);
+		hashes[i] = h->hash;
+		is_weak[i] = h->is_weak;
+		ids[i] = h->key.id;
+	}
+	g_array_set_size(files, 0);
+	g_array_free(g_steal_pointer(&files), TRUE);
+	g_autoptr(PixSimilarGroups) groups = pix_similar_group(hashes, is_weak, n, distance);
+
+	/* 2: the records of the grouped files, by id */
+	g_autofree guint32 *order = g_new(guint32, MAX(groups->n_groups, 1u));
+	for (guint k = 0; k < groups->n_groups; k++)
+		order[k] = k;
+	g_qsort_with_data(order, (gint)groups->n_groups, sizeof(guint32), compare_group_order, groups);
+	PixFilter none = { 0 };
+	sql_init(&q, s, "WITH sel AS (SELECT ");
+	sql_columns(&q, &none);
+	g_string_append(q.sql, " FROM file_info WHERE id IN (");
+	for (guint k = 1; k <= PIX_STORE_SET; k++)
+		g_string_append_printf(q.sql, "%s?%u", k > 1 ? ", " : "", k);
+	g_string_append(q.sql, ")) SELECT sel.*, p.phash FROM sel JOIN file_phash p ON p.id = sel.id");
+	g_autoptr(PixStmt) st = sql_prepare(s, &q, error);
+	sql_clear(&q);
+	if (st == NULL)
+		return FALSE;
+	EachSimilar e = {
+		.s = s, .fn = fn, .data = data, .hashes = hashes, .is_weak = is_weak, .ids = ids, .groups = groups,
+		.st = st, .fetched = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, fetched_free),
+		.chunk = g_string_chunk_new(4096),
+	};
+	g_autoptr(GArray) batch_ids = g_array_new(FALSE, FALSE, sizeof(gint64));
+	for (guint from = 0; from < groups->n_groups && is_ok && !e.is_stopped;) {
+		/* whole groups, up to PIX_STORE_SET files (a larger group alone) */
+		guint to = from;
+		g_array_set_size(batch_ids, 0);
+		while (to < groups->n_groups) {
+			guint32 k = order[to];
+			guint32 a = groups->starts[k], b = groups->starts[k + 1];
+			if (to > from && batch_ids->len + (b - a) > PIX_STORE_SET)
+				break;
+			for (guint32 x = a; x < b; x++)
+				g_array_append_val(batch_ids, ids[groups->members[x]]);
+			to++;
+		}
+		is_ok = fetch(&e, (const gint64 *)(void *)batch_ids->data, batch_ids->len, error);
+		for (guint j = from; j < to && is_ok && !e.is_stopped; j++)
+			emit_group(&e, order[j]);
+		g_hash_table_remove_all(e.fetched);
+		g_string_chunk_clear(e.chunk);
+		from = to;
+	}
+	g_hash_table_unref(e.fetched);
+	g_string_chunk_free(e.chunk);
+	return is_ok;
+}
+
 /* --- stats --- */
 
 static void tally_clear(gpointer p)
@@ -596,11 +853,6 @@ typedef struct {
 	PixStats *out;
 	GHashTable *index[8];   /* by_media, by_camera, by_month, by_year, by_lens, by_rating, by_keyword, by_person */
 } Tallies;
-
-static const char *column_text_or_null(PixStmt *st, int i)
-{
-	return pix_db_column_type(st, i) == PIX_DB_NULL ? NULL : (const char *)pix_db_column_text(st, i);
-}
 
 /* A row of the one statement: column 0 says which part it is (see
  * pix_store_stats()). */

@@ -279,12 +279,13 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	 * other way */
 	[ST_THUMB_PUT] =
 		"INSERT INTO thumbs (md5, size, version, source, note, large_width, large_height, large_jpeg,"
-		" xlarge_width, xlarge_height, xlarge_jpeg, made_at)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+		" xlarge_width, xlarge_height, xlarge_jpeg, made_at, phash, phash_weak, phash_version)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
 		" ON CONFLICT (md5, size) DO UPDATE SET version = excluded.version, source = excluded.source,"
 		" note = excluded.note, large_width = excluded.large_width, large_height = excluded.large_height,"
 		" large_jpeg = excluded.large_jpeg, xlarge_width = excluded.xlarge_width,"
-		" xlarge_height = excluded.xlarge_height, xlarge_jpeg = excluded.xlarge_jpeg, made_at = excluded.made_at"
+		" xlarge_height = excluded.xlarge_height, xlarge_jpeg = excluded.xlarge_jpeg, made_at = excluded.made_at,"
+		" phash = excluded.phash, phash_weak = excluded.phash_weak, phash_version = excluded.phash_version"
 		" WHERE thumbs.note IS NOT NULL",
 	/* content ?1 of size ?2, when no file has it any more */
 	[ST_THUMB_DROP] =
@@ -297,9 +298,24 @@ static const char *const statement_sql[N_STATEMENTS] = {
 	 * of an older maker, which ST_THUMBS_WANTED sends to be read again */
 	[ST_THUMBS_ALL] = "SELECT size, md5 FROM thumbs WHERE note IS NULL OR version >= "
 		G_STRINGIFY(PIX_THUMB_VERSION),
+	/* the renditions of the contents ?2... (by MD5: the caller matches
+	 * the size) that have a thumbnail; ?1 says which JPEGs to send (1 the
+	 * 256 px, 2 the 512 px, 3 both), so an export reads what it writes */
+	[ST_THUMBS_BY_MD5S] =
+		"SELECT md5, size, large_width, large_height, CASE WHEN ?1 IN (1, 3) THEN large_jpeg END,"
+		" xlarge_width, xlarge_height, CASE WHEN ?1 IN (2, 3) THEN xlarge_jpeg END"
+		" FROM thumbs WHERE note IS NULL AND md5 IN (" SET_PARAMS ")",
 	[ST_THUMBS_SIZE] =
 		"SELECT count(*), coalesce(sum(CASE WHEN note IS NULL THEN 1 ELSE 0 END), 0),"
 		" coalesce(sum(length(large_jpeg) + length(xlarge_jpeg)), 0) FROM thumbs",
+	/* the contents whose perceptual hash is of no version or an older one
+	 * than ?1 (store-phash.c), a chunk at a time: each chunk written
+	 * leaves the index's range */
+	[ST_PHASH_WANTED] =
+		"SELECT md5, size, note, large_jpeg FROM thumbs WHERE phash_version IS NULL OR phash_version < ?1"
+		" LIMIT " G_STRINGIFY(PIX_PHASH_CHUNK),
+	[ST_PHASH_SET] =
+		"UPDATE thumbs SET phash = ?3, phash_weak = ?4, phash_version = ?5 WHERE md5 = ?1 AND size = ?2",
 };
 
 /*

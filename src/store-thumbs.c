@@ -5,7 +5,8 @@
  * thumbnails, flags the files whose content has none to be read again.
  *
  * Runs on the store thread (the writer), and on the main thread for the
- * flags before a scan and for status.
+ * flags before a scan, for status, and for the exports that read the
+ * renditions (pix_store_each_thumb()).
  *
  * Invariants (those of the table, kept here):
  *  1. A thumbnail row is written only with the file row of an item that
@@ -46,6 +47,7 @@ gboolean pix_store_put_thumb(PixStore *s, const PixItem *item, GError **error)
 	bind_rendition(st, 6, t, PIX_THUMB_LARGE);
 	bind_rendition(st, 9, t, PIX_THUMB_XLARGE);
 	pix_db_bind_int64(st, 12, s->now_s);
+	pix_store_bind_phash(st, 13, &t->phash);
 	return pix_store_step_done(s, st, "cannot write a thumbnail", error);
 }
 
@@ -122,4 +124,57 @@ PixThumbIndex *pix_store_thumb_index(PixStore *s, GError **error)
 	}
 	pix_thumb_index_seal(x);
 	return g_steal_pointer(&x);
+}
+
+/* The contents asked for per statement: a server's answer to one is held
+ * whole (db-pg.c), at most this many contents' renditions. */
+#define THUMBS_PER_STATEMENT 64
+
+typedef struct {
+	const guint8 (*md5s)[16];
+	PixThumbRowFn fn;
+	gpointer data;
+} EachThumb;
+
+static void bind_md5(PixStmt *st, int i, guint k, gpointer data)
+{
+	EachThumb *e = data;
+	pix_db_bind_blob(st, i, e->md5s[k], 16, PIX_DB_STATIC);
+}
+
+static void on_thumb_row(PixStmt *st, gpointer data)
+{
+	EachThumb *e = data;
+	PixThumbRow row = { 0 };
+	if (!pix_store_column_md5(st, 0, row.md5))
+		return;
+	row.size_bytes = pix_db_column_int64(st, 1);
+	for (int i = 0; i < PIX_THUMB_N_SIZES; i++) {
+		int col = 2 + 3 * i;
+		gint64 w = pix_db_column_int64(st, col), h = pix_db_column_int64(st, col + 1);
+		/* a row the maker wrote has both; anything else is not a thumbnail */
+		if (w <= 0 || h <= 0 || w > G_MAXINT32 || h > G_MAXINT32)
+			return;
+		row.width_px[i] = (guint)w;
+		row.height_px[i] = (guint)h;
+		row.jpeg[i] = pix_db_column_blob(st, col + 2);
+		row.jpeg_bytes[i] = row.jpeg[i] != NULL ? (gsize)pix_db_column_bytes(st, col + 2) : 0;
+		if (row.jpeg_bytes[i] == 0)
+			row.jpeg[i] = NULL;
+	}
+	e->fn(e->data, &row);
+}
+
+gboolean pix_store_each_thumb(PixStore *s, const guint8 (*md5s)[16], guint n, guint sizes, PixThumbRowFn fn,
+                              gpointer data, GError **error)
+{
+	g_assert(sizes != 0 && sizes < (1u << PIX_THUMB_N_SIZES));
+	for (guint from = 0; from < n; from += THUMBS_PER_STATEMENT) {
+		EachThumb e = { .md5s = md5s + from, .fn = fn, .data = data };
+		guint k = MIN(n - from, THUMBS_PER_STATEMENT);
+		if (!pix_store_run_set(s, ST_THUMBS_BY_MD5S, 2, sizes, k, bind_md5, on_thumb_row, &e,
+		                       "cannot read the thumbnails", error))
+			return FALSE;
+	}
+	return TRUE;
 }

@@ -16,6 +16,7 @@
  *   store-write.c, store-forget.c the items of a run in batches (files,
  *                                 directories, moves, metadata); forget
  *   store-thumbs.c                thumbnails by content
+ *   store-phash.c                 their perceptual hashes
  *   store-runs.c                  runs, their locks, their transactions
  *   store-sidecars.c              sidecars linked to their images at commit
  *   store-tags.c                  keywords and people; their changes logged

@@ -174,6 +174,50 @@ gboolean pix_store_thumbs_size(PixStore *s, PixThumbsSize *out, GError **error);
  * full, sealed), or NULL with `error` set. */
 PixThumbIndex *pix_store_thumb_index(PixStore *s, GError **error);
 
+/* A content's renditions, as the thumbnails table keeps them (strings and
+ * bytes borrowed for the callback). */
+typedef struct {
+	guint8 md5[16];
+	gint64 size_bytes;
+	guint width_px[PIX_THUMB_N_SIZES];       /* of each rendition */
+	guint height_px[PIX_THUMB_N_SIZES];
+	const guint8 *jpeg[PIX_THUMB_N_SIZES];   /* NULL when not asked for */
+	gsize jpeg_bytes[PIX_THUMB_N_SIZES];
+} PixThumbRow;
+typedef void (*PixThumbRowFn)(gpointer data, const PixThumbRow *row);
+/*
+ * Calls fn for each content among md5s[0..n) (16 bytes each) that has a
+ * thumbnail (not a note): one row per MD5 and size, so the caller matches
+ * the size it wants.  `sizes` (bits 1 << PixThumbSize) says which
+ * renditions' JPEGs to read; the others come as NULL, their sizes still
+ * given.  One statement per 64 contents: what a server sends for one is
+ * at most 64 contents' renditions.
+ */
+gboolean pix_store_each_thumb(PixStore *s, const guint8 (*md5s)[16], guint n, guint sizes, PixThumbRowFn fn,
+                              gpointer data, GError **error);
+
+/*
+ * The perceptual hashes of thumbnails stored before hashes were
+ * (store-phash.c): one content's stored PIX_THUMB_LARGE rendition, for a
+ * PixPhashFn to hash.
+ */
+typedef struct {
+	guint8 md5[16];
+	gint64 size_bytes;
+	GBytes *jpeg;           /* (owned by the store) the rendition; NULL when
+	                           the row has a note: no hash */
+	PixPhash phash;         /* the function's answer: unset (no hash) as given */
+} PixPhashJob;
+/* Hashes jobs[0 .. n - 1] (on any threads; returns when all are done). */
+typedef void (*PixPhashFn)(PixPhashJob *jobs, guint n, gpointer data);
+/*
+ * Fills in the hash of every row of thumbs that has none of
+ * PIX_PHASH_VERSION, chunk by chunk, each chunk hashed by `fn` and
+ * committed in its own batch; *n_filled: the hashes written.  Reads no
+ * file.  For a writer.
+ */
+gboolean pix_store_fill_phashes(PixStore *s, PixPhashFn fn, gpointer data, gint64 *n_filled, GError **error);
+
 /* The id (scans.id) of the run begun by pix_store_begin_scan(), or 0. */
 gint64 pix_store_run_id(PixStore *s);
 /* Commits the open batch, if any. */

@@ -615,6 +615,8 @@ static PixThumb *make_renditions(PixThumbMaker *m)
 			break;
 		}
 	}
+	if (t->note == NULL)
+		pix_phash_of_rendition(&t->phash, lp.data, lp.w, lp.h, lp.c, t->jpeg[PIX_THUMB_LARGE]);
 	thumb_pixels_clear(&lp);
 	return g_steal_pointer(&t);
 }

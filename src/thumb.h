@@ -38,6 +38,8 @@
 
 #include <glib.h>
 
+#include "phash.h"
+
 /* The renditions, by the freedesktop.org names of their sizes. */
 typedef enum {
 	PIX_THUMB_LARGE = 0,   /* 256 px on the long edge */
@@ -62,6 +64,7 @@ guint pix_thumb_edge(PixThumbSize size);
  * 300 px PIX_THUMB_XLARGE and a 256 px PIX_THUMB_LARGE.
  */
 typedef struct {
+	PixPhash phash;       /* of PIX_THUMB_LARGE's pixels (phash.h); unset with a note */
 	GBytes *jpeg[PIX_THUMB_N_SIZES]; /* (owned, NULL with a note) */
 	guint width_px[PIX_THUMB_N_SIZES];
 	guint height_px[PIX_THUMB_N_SIZES];

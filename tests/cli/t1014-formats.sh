@@ -164,12 +164,12 @@ test_expect_success 'the OpenSubtitles hash is the size plus the 64-bit sums of 
 # it: no 0003 columns, index or view, and no metadata for the movie (nor
 # the views and index of 0004, which stand on file_info, nor the volumes
 # of 0005, whose tables are made again as they were, nor the columns of
-# 0006, nor the thumbnails of 0007, nor the photographer's metadata of
-# 0009: its views, tables and columns).
+# 0006, nor the thumbnails of 0007 and their hashes of 0008, nor the
+# photographer's metadata of 0009: its views, tables and columns).
 downgrade() {
 	sqlite3 -bail "$1" "DROP VIEW file_keywords; DROP VIEW file_people; DROP TABLE keywords; DROP TABLE people" &&
 	sqlite3 -bail "$1" "PRAGMA foreign_keys = OFF; BEGIN;
-		DROP VIEW file_thumbnails; DROP TABLE thumbs; DROP VIEW photos; DROP VIEW duplicates; DROP VIEW file_info; DROP INDEX meta_by_gps;
+		DROP VIEW file_phash; DROP VIEW file_thumbnails; DROP TABLE thumbs; DROP VIEW photos; DROP VIEW duplicates; DROP VIEW file_info; DROP INDEX meta_by_gps;
 		CREATE TABLE d2 (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES dirs(id), path NOT NULL UNIQUE,
 			dev INTEGER, ino INTEGER, mtime_ns INTEGER, ctime_ns INTEGER,
 			state TEXT NOT NULL DEFAULT 'ok' CHECK (state IN ('ok', 'error', 'missing')), error TEXT,

@@ -81,8 +81,8 @@ test_expect_success 'md5sum and hashdeep: the files on disk, which md5sum -c and
 	test_must_fail hashdeep -a -k sums.hd -r sums >audit 2>&1
 '
 
-test_expect_success 'usage: one of --format and --kphotoalbum, known formats only' '
-	test_expect_code 64 px export --db "$DB" 2>e && grep -q "one of --format and --kphotoalbum" e &&
+test_expect_success 'usage: one of --format, --kphotoalbum and --xdg-thumbnails, known formats only' '
+	test_expect_code 64 px export --db "$DB" 2>e && grep -q "one of --format, --kphotoalbum and --xdg-thumbnails" e &&
 	test_expect_code 64 px export --db "$DB" --format xml 2>e && grep -q "expected csv, jsonl, md5sum or hashdeep" e &&
 	test_expect_code 64 px export --db "$DB" --format csv --kphotoalbum lib 2>e &&
 	test_expect_code 64 px export --db "$DB" --format csv --force 2>e
