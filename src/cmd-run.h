@@ -63,6 +63,11 @@ int pix_run_parse(const char *cmd, GOptionContext *ctx, int argc, char **argv, c
  * device_class (forced, or PIX_DEVICE_UNKNOWN), batches and is_progress.
  * Returns PIX_EXIT_OK, or PIX_EXIT_USAGE after saying why. */
 int pix_run_configure(const char *cmd, const PixRunOptions *o, PixPipelineConfig *cfg);
+/* Sets cfg->is_thumbnails; with thumbnails and no --max-memory, the read
+ * buffers' cap is 16 MiB (cmd-run.c): decoding is slower than
+ * reading, so a larger pool only fills up and adds to the decoders'
+ * memory. */
+void pix_run_set_thumbnails(const PixRunOptions *o, PixPipelineConfig *cfg, gboolean is_thumbnails);
 
 /*
  * The canonical paths (symlinks resolved) of `paths`, those below another

@@ -230,7 +230,7 @@ int pix_cmd_scan(int argc, char **argv)
 	cfg.walk.is_cross_mounts = o.walk.is_cross_mounts;
 	cfg.is_quick = o.is_quick;
 	cfg.is_reread = o.is_reread;
-	cfg.is_thumbnails = (o.is_thumbnails || pix_config_thumbnails()) && !o.is_no_thumbnails;
+	pix_run_set_thumbnails(&o.run, &cfg, (o.is_thumbnails || pix_config_thumbnails()) && !o.is_no_thumbnails);
 	if (o.is_thumbnails && o.is_no_thumbnails) {
 		options_clear(&o);
 		return pix_cmd_usage_error("scan", "--thumbnails and --no-thumbnails: choose one");

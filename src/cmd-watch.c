@@ -109,7 +109,7 @@ int pix_cmd_watch(int argc, char **argv)
 	cfg.walk.is_cross_mounts = o.walk.is_cross_mounts;
 	cfg.is_progress = FALSE;
 	/* what it reads gets a thumbnail, as a scan with them would make */
-	cfg.is_thumbnails = pix_config_thumbnails();
+	pix_run_set_thumbnails(&o.run, &cfg, pix_config_thumbnails());
 	gboolean is_no_wait = o.run.is_no_wait, is_quiet = o.run.is_quiet;
 	pix_log_init(o.run.is_quiet, o.run.is_verbose);
 	PixWatchConfig wcfg = {
