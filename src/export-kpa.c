@@ -43,6 +43,7 @@
 #include "atomic.h"
 #include "config.h"
 #include "export-kpa-thumbs.h"
+#include "hash.h"
 #include "kpa-running.h"
 #include "log.h"
 #include "meta-value.h"
@@ -1528,18 +1529,6 @@ static gboolean on_change(gpointer data, const PixChange *c)
 	return TRUE;
 }
 
-/* 32 hex digits (either case) as 16 bytes. */
-static gboolean md5_from_hex(const char *hex, guint8 out[16])
-{
-	for (int i = 0; i < 16; i++) {
-		int hi = g_ascii_xdigit_value(hex[2 * i]), lo = hi >= 0 ? g_ascii_xdigit_value(hex[2 * i + 1]) : -1;
-		if (lo < 0)
-			return FALSE;
-		out[i] = (guint8)(hi << 4 | lo);
-	}
-	return TRUE;
-}
-
 /* KPhotoAlbum's thumbnail cache for the images of the merged index (all
  * of them, not only those this export touched: a scan with thumbnails
  * changes no file, and a --since export would never see them otherwise),
@@ -1558,7 +1547,7 @@ static gboolean export_thumbs(PixStore *reader, const char *dir, const Index *ix
 		PixKpaThumbWant w = { .rel = file, .angle = angle != NULL ? atoi(angle) : 0,
 			              .width = width != NULL ? g_ascii_strtoll(width, NULL, 10) : -1,
 			              .height = height != NULL ? g_ascii_strtoll(height, NULL, 10) : -1 };
-		if (md5 == NULL || strlen(md5) != 32 || !md5_from_hex(md5, w.md5))
+		if (!pix_md5_from_hex(md5, w.md5))
 			continue;
 		w.is_changed = g_hash_table_contains(changed, file);
 		w.moved_from = g_hash_table_lookup(moved, file);

@@ -30,6 +30,7 @@
 #include "export-xdg.h"
 #include "atomic.h"
 #include "config.h"
+#include "hash.h"
 #include "log.h"
 #include "thumb-export.h"
 
@@ -120,26 +121,13 @@ static void set_errno(GError **error, int err, const char *what, const char *pat
 
 /* --- the files ------------------------------------------------------------------ */
 
-static gboolean md5_from_hex(const char *hex, guint8 out[16])
-{
-	if (hex == NULL || strlen(hex) != 32)
-		return FALSE;
-	for (int i = 0; i < 16; i++) {
-		int hi = g_ascii_xdigit_value(hex[2 * i]), lo = hi >= 0 ? g_ascii_xdigit_value(hex[2 * i + 1]) : -1;
-		if (lo < 0)
-			return FALSE;
-		out[i] = (guint8)(hi << 4 | lo);
-	}
-	return TRUE;
-}
-
 static gboolean on_record(gpointer data, const PixRecord *r)
 {
 	Export *e = data;
 	const char *path = pix_record_text(r, PIX_COL_PATH);
 	XFile f = { 0 };
 	if (path == NULL || g_strcmp0(pix_record_text(r, PIX_COL_STATE), "ok") != 0 ||
-	    !md5_from_hex(pix_record_text(r, PIX_COL_MD5), f.md5))
+	    !pix_md5_from_hex(pix_record_text(r, PIX_COL_MD5), f.md5))
 		return TRUE;
 	e->out->n_files++;
 	f.path = g_string_chunk_insert(e->strings, path);

@@ -766,3 +766,16 @@ void pix_md5_hex(const guint8 md5[16], char hex[33])
 	}
 	hex[32] = '\0';
 }
+
+gboolean pix_md5_from_hex(const char *hex, guint8 md5[16])
+{
+	if (hex == NULL || strlen(hex) != 32)
+		return FALSE;
+	for (int i = 0; i < 16; i++) {
+		int hi = g_ascii_xdigit_value(hex[2 * i]), lo = g_ascii_xdigit_value(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return FALSE;
+		md5[i] = (guint8)(hi << 4 | lo);
+	}
+	return TRUE;
+}

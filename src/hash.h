@@ -80,5 +80,8 @@ void pix_md5_buffer(const void *data, gsize len, guint8 out[16]);
 
 /* 32 lowercase hex digits of an MD5 into `hex` (33 bytes). */
 void pix_md5_hex(const guint8 md5[16], char hex[33]);
+/* The 16 bytes of 32 hex digits (either case); FALSE for NULL or anything
+ * else. */
+gboolean pix_md5_from_hex(const char *hex, guint8 md5[16]);
 
 #endif

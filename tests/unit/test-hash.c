@@ -677,6 +677,28 @@ static void test_random_sizes(gconstpointer width)
 	g_rand_free(r);
 }
 
+/* pix_md5_from_hex: the inverse of pix_md5_hex, either case; anything
+ * but 32 hex digits refused */
+static void test_md5_from_hex(void)
+{
+	guint8 md5[16], back[16];
+	char hex[33];
+	for (int i = 0; i < 16; i++)
+		md5[i] = (guint8)(i * 17 + 3);
+	pix_md5_hex(md5, hex);
+	g_assert_true(pix_md5_from_hex(hex, back));
+	g_assert_cmpmem(back, 16, md5, 16);
+	g_assert_true(pix_md5_from_hex("D41D8CD98F00B204E9800998ECF8427E", back));
+	g_assert_true(pix_md5_from_hex("d41d8cd98f00b204e9800998ecf8427e", md5));
+	g_assert_cmpmem(back, 16, md5, 16);
+	g_assert_false(pix_md5_from_hex(NULL, back));
+	g_assert_false(pix_md5_from_hex("", back));
+	g_assert_false(pix_md5_from_hex("d41d8cd98f00b204e9800998ecf8427", back));
+	g_assert_false(pix_md5_from_hex("d41d8cd98f00b204e9800998ecf8427e0", back));
+	g_assert_false(pix_md5_from_hex("d41d8cd98f00b204e9800998ecf8427g", back));
+	g_assert_false(pix_md5_from_hex("g41d8cd98f00b204e9800998ecf8427e", back));
+}
+
 int main(int argc, char **argv)
 {
 	pix_test_init(&argc, &argv);
@@ -705,6 +727,7 @@ int main(int argc, char **argv)
 			g_test_add_data_func(path, GUINT_TO_POINTER(widths[i]), tests[t].fn);
 		}
 	}
+	g_test_add_func("/hash/md5-from-hex", test_md5_from_hex);
 	int rc = g_test_run();
 	g_free(data);
 	return rc;
