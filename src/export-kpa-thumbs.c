@@ -43,7 +43,6 @@
 #define INDEX_NAME "thumbnailindex"
 #define MAX_INDEX_BYTES (1u << 30)
 #define MAX_FILE_INDEX (1 << 20)
-#define JPEG_QUALITY 85
 
 typedef struct {
 	gint32 file, offset, size;
@@ -552,7 +551,7 @@ static GBytes *kpa_jpeg(const PixThumbRow *row, PixThumbSize source, int size_px
 		return NULL;
 	pix_pixels_orient(&p, pix_orientation_of_angle(angle));
 	pix_pixels_scale(&p, tw, th);
-	GBytes *out = pix_pixels_to_jpeg(&p, JPEG_QUALITY, error);
+	GBytes *out = pix_pixels_to_jpeg(&p, error);
 	pix_pixels_clear(&p);
 	return out;
 }

@@ -18,6 +18,7 @@
  */
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "thumb-export.h"
+#include "thumb-int.h"
 
 #include <gio/gio.h>
 #include <math.h>
@@ -345,40 +346,14 @@ gboolean pix_fit_agrees(guint width, guint height, guint rend_width, guint rend_
 	       (h > rend_height ? h - rend_height : rend_height - h) <= 1;
 }
 
-GBytes *pix_pixels_to_jpeg(const PixPixels *p, int quality, GError **error)
+GBytes *pix_pixels_to_jpeg(const PixPixels *p, GError **error)
 {
-	struct jpeg_compress_struct e;
-	ErrorMgr err;
-	unsigned char *volatile buf = NULL;
-	unsigned long size = 0;
-
 	g_assert(pixels_check(p) && p->data != NULL);
-	error_init(&err);
-	e.err = &err.pub;
-	if (setjmp(err.jump)) {
-		jpeg_destroy_compress(&e);
-		free(buf);
-		g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "cannot encode a thumbnail: %s", err.message);
-		return NULL;
-	}
-	jpeg_create_compress(&e);
-	jpeg_mem_dest(&e, (unsigned char **)&buf, &size);
-	e.image_width = p->width;
-	e.image_height = p->height;
-	e.input_components = (int)p->channels;
-	e.in_color_space = p->channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
-	jpeg_set_defaults(&e);
-	jpeg_set_quality(&e, quality, TRUE);
-	e.optimize_coding = TRUE;
-	jpeg_start_compress(&e, TRUE);
-	gsize stride = (gsize)p->width * p->channels;
-	while (e.next_scanline < p->height) {
-		JSAMPROW row = p->data + (gsize)e.next_scanline * stride;
-		jpeg_write_scanlines(&e, &row, 1);
-	}
-	jpeg_finish_compress(&e);
-	jpeg_destroy_compress(&e);
-	GBytes *b = g_bytes_new(buf, size);
-	free(buf);
+	const ThumbPixels t = { .w = p->width, .h = p->height, .c = p->channels, .data = p->data };
+	char *note = NULL;
+	GBytes *b = thumb_jpeg_encode(&t, &note);
+	if (b == NULL)
+		g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", note);
+	g_free(note);
 	return b;
 }

@@ -82,8 +82,9 @@ void pix_fit_within(guint width, guint height, guint box, guint *out_width, guin
  */
 gboolean pix_fit_agrees(guint width, guint height, guint rend_width, guint rend_height);
 
-/* Encodes `p` as a baseline JPEG of `quality` (1-100), Huffman tables
- * optimised (transfer full).  FALSE with `error` on a libjpeg failure. */
-GBytes *pix_pixels_to_jpeg(const PixPixels *p, int quality, GError **error);
+/* Encodes `p` as the maker encodes its renditions (thumb_jpeg_encode():
+ * baseline, quality 85, Huffman tables optimised; transfer full).  NULL
+ * with `error` on a libjpeg failure. */
+GBytes *pix_pixels_to_jpeg(const PixPixels *p, GError **error);
 
 #endif

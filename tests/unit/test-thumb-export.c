@@ -130,7 +130,7 @@ static void test_jpeg(void)
 	for (gsize i = 0; i < 64 * 48; i++)
 		p.data[3 * i] = 250, p.data[3 * i + 1] = 20, p.data[3 * i + 2] = 100;
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GBytes) jpeg = pix_pixels_to_jpeg(&p, 85, &error);
+	g_autoptr(GBytes) jpeg = pix_pixels_to_jpeg(&p, &error);
 	g_assert_no_error(error);
 	pix_pixels_clear(&p);
 	gsize len;
