@@ -144,20 +144,18 @@ test_expect_success 'weak hashes: uniform pictures group only when their renditi
 	test "$(jq -r "[.groups[0].files[].path | sub(\".*/\"; \"\")] | sort | join(\" \")" w.json)" = "black-small.jpg black.jpg black2.jpg"
 '
 
-test_expect_success 'a catalog from before the hashes: upgraded in place, hashes filled in from the stored thumbnails, no image opened' '
+# Migration 0008 (PostgreSQL 0004) only adds the hash columns, empty, to
+# the thumbnails a catalog holds: those rows are what the fill finds.
+# They are made here by emptying the columns (a schema-7 catalog cannot be
+# made by dropping them: 0009 came after; t1014 and t4003 upgrade older
+# catalogs through every migration).
+test_expect_success 'thumbnails stored before the hashes (as migration 0008 leaves them): hashes filled in from the stored thumbnails, no image opened' '
 	command -v inotifywait >/dev/null || { echo "inotifywait missing: sh contrib/debian-deps.sh test"; exit 1; }
 	q "select count(*) from thumbs" >n_thumbs &&
 	q "select hex(md5) || '\'' '\'' || phash from thumbs where phash is not null order by 1" >before &&
-	if backend_is sqlite; then
-		q "drop view file_phash" "drop index thumbs_by_phash_version" \
-		  "alter table thumbs drop column phash" "alter table thumbs drop column phash_weak" \
-		  "alter table thumbs drop column phash_version" "pragma user_version = 7"
-	else
-		q "drop view file_phash" "drop index thumbs_by_phash_version" \
-		  "alter table thumbs drop column phash" "alter table thumbs drop column phash_weak" \
-		  "alter table thumbs drop column phash_version" "update photoidx_catalog set schema_version = 3"
-	fi &&
-	test_must_fail px dups --db "$DB" --similar 2>e && cat e &&
+	q "update thumbs set phash = null, phash_weak = null, phash_version = null" &&
+	px dups --db "$DB" --similar --json >d0.json &&
+	test "$(jq ".groups | length" d0.json)" = 0 &&
 	{ inotifywait -q -m -r -e open,access --format "%e %w%f" lib >events 2>/dev/null & } &&
 	w=$! && sleep 0.5 &&
 	px scan --db "$DB" --thumbnails --json lib >s2.json &&
