@@ -283,6 +283,25 @@ test_skip() {
 	echo "ok $test_count - $1 # SKIP $2"
 }
 
+# kpa_gui_skip [TOOL...]: why the real KPhotoAlbum under Xvfb is not run
+# here (printed), or nothing and status 1 when it is: kphotoalbum,
+# xvfb-run or a TOOL missing, or the sanitizer pass (SANITIZE=1), where
+# photoidx is what is checked: KPhotoAlbum is the same program there as in
+# the plain and PostgreSQL passes, which run it, and only adds minutes.
+kpa_gui_skip() {
+	if [ "${SANITIZE:-}" = 1 ]; then
+		echo "the sanitizer pass leaves the real KPhotoAlbum to the plain and PostgreSQL passes"
+		return 0
+	fi
+	for tool in kphotoalbum xvfb-run "$@"; do
+		if ! command -v "$tool" >/dev/null 2>&1; then
+			echo "$tool is missing (contrib/debian-deps.sh test installs it)"
+			return 0
+		fi
+	done
+	return 1
+}
+
 require_samples() {
 	if [ ! -d "$PIX_SAMPLES" ]; then
 		echo "1..0 # SKIP ../shared/samples is absent (the real camera samples are not part of the repository)"

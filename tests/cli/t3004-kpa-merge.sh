@@ -283,7 +283,7 @@ kpa_opened() {
 		while read -r f; do [ -f "$f" ] && echo "$f"; done | sort -u
 }
 
-if command -v kphotoalbum >/dev/null 2>&1 && command -v xvfb-run >/dev/null 2>&1 && command -v strace >/dev/null 2>&1; then
+if ! why=$(kpa_gui_skip strace); then
 test_expect_success 'KPhotoAlbum 5.9 opens the merged library: no dialog, no new file found, no image opened' '
 	rm -f lib/.#index.xml && cp lib/index.xml merged.xml && cp lib/exif-info.db merged.db &&
 	kpa start &&
@@ -315,8 +315,8 @@ autoSave=1
 	rm -f lib/.#index.xml lib/new/after.jpg
 '
 else
-	test_skip 'KPhotoAlbum 5.9 opens the merged library' 'kphotoalbum, xvfb-run or strace is missing (contrib/debian-deps.sh test installs them)'
-	test_skip 'and lists every image with its tags' 'kphotoalbum, xvfb-run or strace is missing'
+	test_skip 'KPhotoAlbum 5.9 opens the merged library' "$why"
+	test_skip 'and lists every image with its tags' "$why"
 fi
 
 test_done

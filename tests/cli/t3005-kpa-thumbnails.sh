@@ -282,8 +282,7 @@ kpa() {
 	grep -q "Loading Exif DB" "$1.log"
 }
 
-if command -v kphotoalbum >/dev/null 2>&1 && command -v xvfb-run >/dev/null 2>&1 &&
-	command -v kpa-thumbnailtool >/dev/null 2>&1 && command -v inotifywait >/dev/null 2>&1; then
+if ! why=$(kpa_gui_skip kpa-thumbnailtool inotifywait); then
 test_expect_success 'kpa-thumbnailtool reads the cache: the count, and no thumbnail of the wrong size' '
 	px export --db "$DB" --kphotoalbum lib 2>err &&
 	n=$(idx lib | tail -n +2 | wc -l) &&
@@ -323,9 +322,9 @@ test_expect_success 'and it does build a thumbnail missing from the cache, readi
 	test "$(dims lib 2024/port.jpg)" = 256x128
 '
 else
-	test_skip 'kpa-thumbnailtool reads the cache' 'kphotoalbum, xvfb-run, kpa-thumbnailtool or inotifywait is missing (contrib/debian-deps.sh test installs them)'
-	test_skip 'KPhotoAlbum 5.9 opens no image' 'kphotoalbum, xvfb-run, kpa-thumbnailtool or inotifywait is missing'
-	test_skip 'and it does build a missing thumbnail' 'kphotoalbum, xvfb-run, kpa-thumbnailtool or inotifywait is missing'
+	test_skip 'kpa-thumbnailtool reads the cache' "$why"
+	test_skip 'KPhotoAlbum 5.9 opens no image' "$why"
+	test_skip 'and it does build a missing thumbnail' "$why"
 fi
 
 test_done
