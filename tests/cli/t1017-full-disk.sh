@@ -310,6 +310,13 @@ full_disk_tests() {
 }
 
 full_disk_tests ext4
-full_disk_tests tmpfs
+# the sanitizer pass (four times slower here) fills ext4 only: the error
+# paths it checks are photoidx's own, the same whichever file system says
+# ENOSPC; the plain and PostgreSQL passes fill both
+if [ "${SANITIZE:-}" = 1 ]; then
+	test_skip "tmpfs: full disk" "the sanitizer pass fills ext4 only; the plain pass fills tmpfs too"
+else
+	full_disk_tests tmpfs
+fi
 
 test_done
