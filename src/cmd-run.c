@@ -249,7 +249,6 @@ PixStore *pix_run_begin(const char *command, const char *db, char **roots, char 
 	const char *walk_threads = g_getenv("PIX_WALK_THREADS");
 	cfg->walk.n_threads = walk_threads != NULL ? (guint)g_ascii_strtoull(walk_threads, NULL, 10)
 	                      : cfg->device_class == PIX_DEVICE_NETWORK ? 16 : 1;
-	cfg->walk.is_ring_stat = pix_sched_is_uring(cfg->device_class);
 	if (!pix_store_begin_scan(writer, command, roots, &error)) {
 		pix_error("%s", error->message);
 		*status = PIX_EXIT_FATAL;

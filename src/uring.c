@@ -1,6 +1,6 @@
 /*
- * uring.c: batches of opens, reads, stats and closes through io_uring
- * (see uring.h), with liburing.
+ * uring.c: batches of opens, reads and closes through io_uring (see
+ * uring.h), with liburing.
  *
  * Each call fills submission entries (user_data: the index in the caller's
  * arrays), submits and waits for all of them in rounds of the ring's
@@ -20,39 +20,20 @@
 #include <liburing.h>
 #include <linux/openat2.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 struct PixUring {
 	struct io_uring ring;
 	guint depth;
-	gboolean has_statx;     /* the kernel's io_uring has IORING_OP_STATX */
 };
 
-typedef enum { OP_OPEN, OP_READ, OP_STATX, OP_CLOSE } Op;
+typedef enum { OP_OPEN, OP_READ, OP_CLOSE } Op;
 
-/* One call's operations: which, and the caller's arrays it reads (the
- * ones its operation needs; the others NULL). */
-typedef struct {
-	Op op;
-	char *const *paths;            /* OP_OPEN; OP_STATX, relative to dirfd */
-	const struct open_how *how;    /* OP_OPEN */
-	int dirfd;                     /* OP_STATX */
-	const int *fds;                /* OP_READ, OP_CLOSE */
-	guint8 *const *bufs;           /* OP_READ */
-	const gsize *lens;             /* OP_READ */
-	int flags;                     /* OP_READ: preadv2 flags; OP_STATX: AT_* */
-	unsigned mask;                 /* OP_STATX */
-	struct statx *stx;             /* OP_STATX: where each result goes */
-} Ops;
-
-/* Whether this kernel gives a ring with the three operations (and, in
- * *has_statx, whether it has statx too). */
-static gboolean probe(gboolean *has_statx)
+/* Whether this kernel gives a ring with the three operations. */
+static gboolean probe(void)
 {
 	struct io_uring ring;
 	int rc = io_uring_queue_init(4, &ring, 0);
-	*has_statx = FALSE;
 	if (rc < 0) {
 		pix_info("io_uring is not available (%s): reading with blocking system calls", g_strerror(-rc));
 		return FALSE;
@@ -60,7 +41,6 @@ static gboolean probe(gboolean *has_statx)
 	struct io_uring_probe *p = io_uring_get_probe_ring(&ring);
 	gboolean ok = p != NULL && io_uring_opcode_supported(p, IORING_OP_OPENAT2) &&
 	              io_uring_opcode_supported(p, IORING_OP_READ) && io_uring_opcode_supported(p, IORING_OP_CLOSE);
-	*has_statx = p != NULL && io_uring_opcode_supported(p, IORING_OP_STATX);
 	if (p != NULL)
 		io_uring_free_probe(p);
 	io_uring_queue_exit(&ring);
@@ -69,17 +49,14 @@ static gboolean probe(gboolean *has_statx)
 	return ok;
 }
 
-static gsize probed = 0;   /* 0 unknown, 1 no, 2 yes, 3 yes with statx */
-
 gboolean pix_uring_is_available(void)
 {
-	if (g_once_init_enter(&probed)) {
+	static gsize state = 0;   /* 0 unknown, 1 no, 2 yes */
+	if (g_once_init_enter(&state)) {
 		gboolean is_off = g_strcmp0(g_getenv("PIX_IO"), "threads") == 0;
-		gboolean has_statx = FALSE;
-		gsize state = !is_off && probe(&has_statx) ? (has_statx ? 3 : 2) : 1;
-		g_once_init_leave(&probed, state);
+		g_once_init_leave(&state, !is_off && probe() ? 2 : 1);
 	}
-	return probed >= 2;
+	return state == 2;
 }
 
 PixUring *pix_uring_new(guint depth)
@@ -88,7 +65,6 @@ PixUring *pix_uring_new(guint depth)
 		return NULL;
 	PixUring *u = g_new0(PixUring, 1);
 	u->depth = MAX(depth, 1);
-	u->has_statx = probed == 3;
 	if (io_uring_queue_init(u->depth, &u->ring, 0) < 0) {
 		g_free(u);
 		return NULL;
@@ -119,47 +95,30 @@ static void reap(PixUring *u, guint n, gssize *res)
 	}
 }
 
-/* Whether index i of `o` has an operation: reads of no bytes and closes
- * of no descriptor have none. */
-static gboolean has_op(const Ops *o, guint i)
-{
-	switch (o->op) {
-	case OP_READ:
-		return o->lens[i] > 0;
-	case OP_CLOSE:
-		return o->fds[i] >= 0;
-	case OP_OPEN:
-	case OP_STATX:
-		return TRUE;
-	}
-	g_assert_not_reached();
-}
-
-/* Submits the operations of `o` for each index < n that has one, in
- * rounds of the ring's depth, and waits for all of them. */
-static void run(PixUring *u, const Ops *o, guint n, gssize *res)
+/* Submits operation `op` for each index < n (but reads of no bytes and
+ * closes of no descriptor), in rounds of the ring's depth, and waits for
+ * all of them. */
+static void run(PixUring *u, Op op, guint n, char *const *paths, const struct open_how *how, const int *fds,
+                guint8 *const *bufs, const gsize *lens, int rw_flags, gssize *res)
 {
 	guint i = 0;
 	while (i < n) {
 		guint queued = 0;
 		for (; i < n && queued < u->depth; i++) {
-			if (!has_op(o, i))
+			if ((op == OP_READ && lens[i] == 0) || (op == OP_CLOSE && fds[i] < 0))
 				continue;
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
 			g_assert(sqe != NULL);   /* invariant 1: the ring is empty at each round */
-			switch (o->op) {
+			switch (op) {
 			case OP_OPEN:
-				io_uring_prep_openat2(sqe, AT_FDCWD, o->paths[i], (struct open_how *)o->how);
+				io_uring_prep_openat2(sqe, AT_FDCWD, paths[i], (struct open_how *)how);
 				break;
 			case OP_READ:
-				io_uring_prep_read(sqe, o->fds[i], o->bufs[i], (unsigned)o->lens[i], 0);
-				sqe->rw_flags = o->flags;
-				break;
-			case OP_STATX:
-				io_uring_prep_statx(sqe, o->dirfd, o->paths[i], o->flags, o->mask, &o->stx[i]);
+				io_uring_prep_read(sqe, fds[i], bufs[i], (unsigned)lens[i], 0);
+				sqe->rw_flags = rw_flags;
 				break;
 			case OP_CLOSE:
-				io_uring_prep_close(sqe, o->fds[i]);
+				io_uring_prep_close(sqe, fds[i]);
 				break;
 			}
 			io_uring_sqe_set_data64(sqe, i);
@@ -189,9 +148,8 @@ static void run(PixUring *u, const Ops *o, guint n, gssize *res)
 void pix_uring_open(PixUring *u, char *const *paths, int flags, int *fds, guint n)
 {
 	struct open_how how = { .flags = (guint64)(flags | O_NOFOLLOW), .resolve = RESOLVE_NO_SYMLINKS };
-	Ops o = { .op = OP_OPEN, .paths = paths, .how = &how };
 	g_autofree gssize *res = g_new0(gssize, n);
-	run(u, &o, n, res);
+	run(u, OP_OPEN, n, paths, &how, NULL, NULL, NULL, 0, res);
 	for (guint i = 0; i < n; i++)
 		fds[i] = (int)res[i];
 }
@@ -199,27 +157,12 @@ void pix_uring_open(PixUring *u, char *const *paths, int flags, int *fds, guint 
 void pix_uring_read(PixUring *u, const int *fds, guint8 *const *bufs, const gsize *lens, int rw_flags,
                     gssize *res, guint n)
 {
-	Ops o = { .op = OP_READ, .fds = fds, .bufs = bufs, .lens = lens, .flags = rw_flags };
 	memset(res, 0, n * sizeof *res);
-	run(u, &o, n, res);
-}
-
-gboolean pix_uring_has_statx(const PixUring *u)
-{
-	return u != NULL && u->has_statx;
-}
-
-void pix_uring_statx_at(PixUring *u, int dirfd, char *const *names, int flags, unsigned mask, struct statx *stx,
-                        gssize *res, guint n)
-{
-	Ops o = { .op = OP_STATX, .dirfd = dirfd, .paths = names, .flags = flags, .mask = mask, .stx = stx };
-	g_assert(u->has_statx);
-	run(u, &o, n, res);
+	run(u, OP_READ, n, NULL, NULL, fds, bufs, lens, rw_flags, res);
 }
 
 void pix_uring_close(PixUring *u, const int *fds, guint n)
 {
-	Ops o = { .op = OP_CLOSE, .fds = fds };
 	g_autofree gssize *res = g_new0(gssize, n);
-	run(u, &o, n, res);
+	run(u, OP_CLOSE, n, NULL, NULL, fds, NULL, NULL, 0, res);
 }

@@ -1,5 +1,5 @@
 /*
- * uring.h: batches of opens, reads, stats and closes through io_uring.
+ * uring.h: batches of opens, reads and closes through io_uring.
  *
  * A reader that has many small files to read submits the opens of all of
  * them at once, then all their reads, then all their closes: three system
@@ -22,7 +22,6 @@
 #define PIX_URING_H
 
 #include <glib.h>
-#include <sys/stat.h>
 
 typedef struct PixUring PixUring;
 
@@ -49,20 +48,6 @@ void pix_uring_open(PixUring *u, char *const *paths, int flags, int *fds, guint 
  */
 void pix_uring_read(PixUring *u, const int *fds, guint8 *const *bufs, const gsize *lens, int rw_flags,
                     gssize *res, guint n);
-
-/*
- * Stats: statx(2) through the ring, for a walk that stats a directory's
- * entries: a system call costs a microsecond on a virtual machine, more
- * than the stat of a cached inode.  The kernel runs a ring's statx on its
- * own worker threads (it cannot do it without blocking).  Only where
- * pix_uring_has_statx() (Linux 5.6 and later); elsewhere the caller stats
- * with system calls.
- */
-gboolean pix_uring_has_statx(const PixUring *u);
-/* statx of names[i] relative to `dirfd`, with `flags` (AT_*) and `mask`,
- * for each i < n: res[i] is 0 and stx[i] the result, or res[i] is -errno. */
-void pix_uring_statx_at(PixUring *u, int dirfd, char *const *names, int flags, unsigned mask, struct statx *stx,
-                        gssize *res, guint n);
 
 /* Closes fds[i] for each i < n with fds[i] >= 0. */
 void pix_uring_close(PixUring *u, const int *fds, guint n);

@@ -1,10 +1,9 @@
 /*
  * walk.c: the directory walker (see walk.h).
  *
- * Reads directories (getdents64 into a 256 KiB buffer) and inodes (statx
- * relative to the directory fd, in inode order: batches through io_uring
- * where the device is read that way, else one fstatat each); writes
- * PixListings to its output queue.
+ * Reads directories (getdents64 into a 256 KiB buffer) and inodes (fstatat
+ * relative to the directory fd, in inode order); writes PixListings to its
+ * output queue.
  *
  * Threads.  pix_walk_run() runs on the walker thread.  With n_threads <= 1
  * that thread does everything, as it always did.  With more, a pool of
@@ -72,7 +71,6 @@
 #include "walk.h"
 #include "log.h"
 #include "path.h"
-#include "uring.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -375,29 +373,9 @@ static int read_entries(const PixWalkConfig *cfg, int fd, const char *dir_path, 
 
 /* fstatat() of `n` entries relative to directory `fd`: each gets its st,
  * or its stat_errno.  Any thread. */
-/* Entries stat'ed in one round of the walker's ring. */
-#define STAT_BATCH 64
-
-/* Stats entries[0..n) relative to directory `fd`: through `ring` (the
- * serial walker's, or NULL) STAT_BATCH at a time, else one fstatat each. */
-static void stat_entries(PixUring *ring, int fd, PixEntry *entries, guint n)
+static void stat_entries(int fd, PixEntry *entries, guint n)
 {
-	for (guint i = 0; ring != NULL && i < n; i += STAT_BATCH) {
-		guint m = MIN(n - i, STAT_BATCH);
-		char *names[STAT_BATCH];
-		struct statx stx[STAT_BATCH];
-		gssize res[STAT_BATCH];
-		for (guint k = 0; k < m; k++)
-			names[k] = entries[i + k].name;
-		pix_uring_statx_at(ring, fd, names, AT_SYMLINK_NOFOLLOW, PIX_STATX_MASK, stx, res, m);
-		for (guint k = 0; k < m; k++) {
-			if (res[k] == 0)
-				pix_stat_from_statx(&entries[i + k].st, &stx[k]);
-			else
-				entries[i + k].stat_errno = (int)-res[k];
-		}
-	}
-	for (guint i = 0; ring == NULL && i < n; i++) {
+	for (guint i = 0; i < n; i++) {
 		struct stat st;
 		if (fstatat(fd, entries[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			pix_stat_from(&entries[i].st, &st);
@@ -598,7 +576,7 @@ static void frame_clear(Frame *f)
  * Lists the directory of `frame` (fd open, dir->st filled): fills its
  * subdirectory list and pushes its listing to `out`.
  */
-static void list_dir(const PixWalkConfig *cfg, PixUring *ring, Frame *frame, guint8 *buf, PixQueue *out)
+static void list_dir(const PixWalkConfig *cfg, Frame *frame, guint8 *buf, PixQueue *out)
 {
 	PixListing *l = listing_new(frame->dir);
 	g_autoptr(GArray) stated = g_array_new(FALSE, FALSE, sizeof(PixEntry));
@@ -607,7 +585,7 @@ static void list_dir(const PixWalkConfig *cfg, PixUring *ring, Frame *frame, gui
 	frame->subdirs = g_array_new(FALSE, FALSE, sizeof(DirName));
 	int err = read_entries(cfg, frame->fd, frame->dir->path, buf, stated, &l->n_skipped);
 	if (err == 0) {
-		stat_entries(ring, frame->fd, (PixEntry *)(void *)stated->data, stated->len);
+		stat_entries(frame->fd, (PixEntry *)(void *)stated->data, stated->len);
 		decide_entries(cfg, frame->dir, stated, l, frame->subdirs, loops);
 	}
 	push_listing(l, frame, err, loops, out);
@@ -640,7 +618,7 @@ static gboolean enter_dir(GArray *stack, int parent_fd, const char *name, PixDir
 /* The directory just entered (the top frame): skipped (--quick), or
  * listed.  A subdirectory the catalog named (--quick) that is another
  * mount now is left, as a listing would have left it. */
-static void visit_dir(const PixWalkConfig *cfg, PixUring *ring, GArray *stack, guint8 *buf, PixQueue *out)
+static void visit_dir(const PixWalkConfig *cfg, GArray *stack, guint8 *buf, PixQueue *out)
 {
 	Frame *top = &g_array_index(stack, Frame, stack->len - 1);
 
@@ -655,7 +633,7 @@ static void visit_dir(const PixWalkConfig *cfg, PixUring *ring, GArray *stack, g
 	if (l != NULL)
 		push_listing(l, top, 0, NULL, out);
 	else
-		list_dir(cfg, ring, top, buf, out);
+		list_dir(cfg, top, buf, out);
 	g_assert(stack_check(stack));
 }
 
@@ -663,13 +641,10 @@ static void walk_serial(const PixWalkConfig *cfg, char **roots, PixQueue *out)
 {
 	g_autofree guint8 *buf = g_malloc(GETDENTS_BUF_BYTES);
 	GArray *stack = g_array_new(FALSE, FALSE, sizeof(Frame));
-	PixUring *ring = cfg->is_ring_stat ? pix_uring_new(STAT_BATCH) : NULL;
 
-	if (!pix_uring_has_statx(ring))
-		g_clear_pointer(&ring, pix_uring_free);
 	for (char **root = roots; *root != NULL && !pix_stop_requested(); root++) {
 		if (enter_dir(stack, AT_FDCWD, *root, pix_dir_new(*root), out))
-			visit_dir(cfg, ring, stack, buf, out);
+			visit_dir(cfg, stack, buf, out);
 
 		while (stack->len > 0 && !pix_stop_requested()) {
 			Frame *top = &g_array_index(stack, Frame, stack->len - 1);
@@ -685,14 +660,13 @@ static void walk_serial(const PixWalkConfig *cfg, char **roots, PixQueue *out)
 			dir->parent = pix_dir_ref(top->dir);
 			/* enter_dir may grow the stack: `top` is stale after it */
 			if (enter_dir(stack, top->fd, name, dir, out))
-				visit_dir(cfg, ring, stack, buf, out);
+				visit_dir(cfg, stack, buf, out);
 		}
 		while (stack->len > 0) {
 			frame_clear(&g_array_index(stack, Frame, stack->len - 1));
 			g_array_set_size(stack, stack->len - 1);
 		}
 	}
-	pix_uring_free(ring);
 	g_array_free(stack, TRUE);
 	pix_queue_close(out);
 }
@@ -817,7 +791,7 @@ static guint run_task(const Pool *p, const Task *t, guint8 *buf)
 	Ahead *a = t->ahead;
 
 	if (t->kind == TASK_STAT) {
-		stat_entries(NULL, a->fd, &g_array_index(a->entries, PixEntry, t->begin), t->end - t->begin);
+		stat_entries(a->fd, &g_array_index(a->entries, PixEntry, t->begin), t->end - t->begin);
 		return 0;
 	}
 	if (t->kind == TASK_OPEN) {

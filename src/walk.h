@@ -75,11 +75,6 @@ typedef struct {
 	                             system (at most 256 are used); 0 or 1: the
 	                             walk's own thread does it all, one call at
 	                             a time */
-	gboolean is_ring_stat;    /* the one-thread walk stats a directory's
-	                             entries in batches through io_uring (a
-	                             system call costs more than a stat on a
-	                             virtual machine); for the devices read
-	                             through io_uring (pix_sched_is_uring) */
 } PixWalkConfig;
 
 /* The default exclude patterns (static, NULL-terminated). */
