@@ -423,8 +423,9 @@ count_h3() {
 
 # Five times: 1500 new photos on h3's disk, its scan (read at 512 kB/s,
 # 1.6 s for them) killed while h1 and h2 rescan theirs, then a rescan of h3.
-# The first kill comes 0.3 s in, before the run commits anything (a batch
-# is 1 s or 5000 files); the others in the next batch, 0.1 to 0.4 s after
+# The first kill comes as soon as the run has its row in scans, before it
+# commits a file (a batch is 1 s or 5000 files; a fixed 0.3 s was sometimes
+# too soon on a loaded machine, before the row); the others in the next batch, 0.1 to 0.4 s after
 # the run's first commit.
 : >kill.log
 for t in 1 2 3 4 5; do
@@ -445,7 +446,13 @@ for t in 1 2 3 4 5; do
 			sleep 0.01; i=$((i + 1))
 		done &&
 		if [ $t = 1 ]; then
-			sleep 0.3
+			# before any commit of files, but after the run has its row
+			i=0 &&
+			while [ -z "$(pq "SELECT id FROM scans WHERE host = '\''h3'\'' AND pid = $victim")" ]; do
+				[ $i -lt 200 ] || { echo "the scan of h3 has no row in scans after 10 s"; cat victim.err; exit 1; }
+				alive victim || { echo "the scan of h3 ended before its row in scans"; exit 1; }
+				sleep 0.05; i=$((i + 1))
+			done
 		else
 			i=0 &&
 			while [ "$(count_h3)" = "$n_start" ]; do
