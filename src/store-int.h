@@ -55,6 +55,15 @@ void pix_store_bind_under(PixStmt *st, int first, char **paths);
  */
 #define PIX_STORE_SET 256
 
+/* The migrations (SQLite's user_version, PostgreSQL's schema_version)
+ * that add meta.title_key and caption_key: after each, in its
+ * transaction, pix_store_fill_text_keys() fills them for the rows there. */
+#define PIX_SQLITE_TEXT_KEYS_VERSION 10
+#define PIX_PG_TEXT_KEYS_VERSION 6
+/* Fills meta.title_key and caption_key from meta.title and caption, by
+ * pix_tags_key(), a chunk of rows at a time (no file is read). */
+gboolean pix_store_fill_text_keys(PixStore *s, GError **error);
+
 /* Rows of thumbs a fill of perceptual hashes reads, hashes and writes at
  * once (ST_PHASH_WANTED): one batch, renditions of about 10-20 KB each. */
 #define PIX_PHASH_CHUNK 256

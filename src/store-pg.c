@@ -117,8 +117,9 @@ static gboolean migrate(PixStore *s, gint64 *version, GError **error)
 		g_autofree char *bump = v == 1
 			? g_strdup("INSERT INTO photoidx_catalog (application, schema_version) VALUES ('photoidx', 1)")
 			: g_strdup_printf("UPDATE photoidx_catalog SET schema_version = %d WHERE application = 'photoidx'", v);
-		if (!pix_store_exec(s, pix_schema_pg_sql[v - 1], what, error) || !pix_store_exec(s, bump, what, error) ||
-		    !pix_store_exec(s, "COMMIT", what, error)) {
+		if (!pix_store_exec(s, pix_schema_pg_sql[v - 1], what, error) ||
+		    (v == PIX_PG_TEXT_KEYS_VERSION && !pix_store_fill_text_keys(s, error)) ||
+		    !pix_store_exec(s, bump, what, error) || !pix_store_exec(s, "COMMIT", what, error)) {
 			pix_db_exec(s->db, "ROLLBACK");
 			return FALSE;
 		}

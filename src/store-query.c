@@ -129,12 +129,12 @@ static char *like_pattern(const char *text)
 	return g_string_free(p, FALSE);
 }
 
-/* `text` case-folded (Unicode), LIKE's wildcards escaped by '\', between
- * `before` and `after` (transfer full): keywords.key and people.key are
- * folded so, on both backends alike. */
+/* `text` folded by pix_tags_key(), LIKE's wildcards escaped by '\', between
+ * `before` and `after` (transfer full): keywords.key, people.key,
+ * title_key and caption_key are folded so, on both backends alike. */
 static char *folded_pattern(const char *before, const char *text, const char *after)
 {
-	g_autofree char *folded = g_utf8_casefold(text, -1);
+	g_autofree char *folded = pix_tags_key(text);
 	GString *p = g_string_new(before);
 	for (const char *c = folded; *c != '\0'; c++) {
 		if (*c == '%' || *c == '_' || *c == '\\')
@@ -150,7 +150,7 @@ static void sql_filter_tags(Sql *q, const PixFilter *f)
 {
 	if (f->keyword != NULL) {
 		/* the keyword itself, the levels below a path, a level so named */
-		g_autofree char *key = g_utf8_casefold(f->keyword, -1);
+		g_autofree char *key = pix_tags_key(f->keyword);
 		g_strstrip(key);
 		while (g_str_has_suffix(key, "/"))
 			key[strlen(key) - 1] = '\0';
@@ -163,16 +163,15 @@ static void sql_filter_tags(Sql *q, const PixFilter *f)
 	if (f->has_rating)
 		sql_add(q, " AND rating >= ?", ARG_INT, f->min_rating);
 	if (f->person != NULL) {
-		g_autofree char *key = g_utf8_casefold(f->person, -1);
+		g_autofree char *key = pix_tags_key(f->person);
 		sql_add(q, " AND id IN (SELECT file_id FROM file_people WHERE key = ?)", ARG_TEXT, g_strstrip(key));
 	}
 	if (f->text != NULL) {
-		g_autofree char *p = like_pattern(f->text);
+		/* the folded word in the folded keys (schema/0010): the same
+		 * answer on both backends, whatever their LIKE folds */
 		g_autofree char *key = folded_pattern("%", f->text, "%");
-		g_string_append_printf(q->sql, " AND (title %s", q->like);
-		sql_add(q, " ? ESCAPE '\\'", ARG_TEXT, p);
-		g_string_append_printf(q->sql, " OR caption %s", q->like);
-		sql_add(q, " ? ESCAPE '\\'", ARG_TEXT, p);
+		sql_add(q, " AND (id IN (SELECT file_id FROM file_text_keys WHERE title_key LIKE ? ESCAPE '\\'", ARG_TEXT, key);
+		sql_add(q, " OR caption_key LIKE ? ESCAPE '\\')", ARG_TEXT, key);
 		sql_add(q, " OR id IN (SELECT file_id FROM file_keywords WHERE key LIKE ? ESCAPE '\\'))", ARG_TEXT, key);
 	}
 }

@@ -44,9 +44,10 @@ G_DEFINE_QUARK(pix-store-error-quark, pix_store_error)
 	" exposure_s, fnumber, iso, focal_mm, orientation, width, height, gps_lat, gps_lon," \
 	" gps_alt_m, duration_s, osdb_hash, aperture, exposure_program, metering_mode, flash, gps_time," \
 	" gps_direction, gps_direction_ref, description, rating, label, title, caption, creator, copyright," \
-	" sublocation, city, province, country, country_code, keywords, people)" \
+	" sublocation, city, province, country, country_code, keywords, people, title_key, caption_key)" \
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19," \
-	" ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40)"
+	" ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40," \
+	" ?41, ?42)"
 
 /* PIX_STORE_SET parameters, numbered on from the last one before them */
 #define SET_P4 "?, ?, ?, ?"
@@ -356,7 +357,8 @@ const char *const pix_store_statements_pg[N_STATEMENTS] = {
 		" rating = EXCLUDED.rating, label = EXCLUDED.label, title = EXCLUDED.title, caption = EXCLUDED.caption,"
 		" creator = EXCLUDED.creator, copyright = EXCLUDED.copyright, sublocation = EXCLUDED.sublocation,"
 		" city = EXCLUDED.city, province = EXCLUDED.province, country = EXCLUDED.country,"
-		" country_code = EXCLUDED.country_code, keywords = EXCLUDED.keywords, people = EXCLUDED.people, lent = 0",
+		" country_code = EXCLUDED.country_code, keywords = EXCLUDED.keywords, people = EXCLUDED.people,"
+		" title_key = EXCLUDED.title_key, caption_key = EXCLUDED.caption_key, lent = 0",
 	/* identities are unique on the SHA-256 of the path or ident
 	 * (schema/pg/0002: a btree entry holds at most 2704 bytes, a path
 	 * PATH_MAX): the upserts name that index, the lookups go by it */
@@ -763,4 +765,56 @@ gboolean pix_store_run_ints(PixStore *s, const char *sql, const char *what, GErr
 		pix_db_bind_int64(st, i, va_arg(ap, gint64));
 	va_end(ap);
 	return pix_store_step_done(s, st, what, error);
+}
+
+/* Rows of meta pix_store_fill_text_keys() reads, then writes, at once. */
+#define TEXT_KEYS_CHUNK 1000
+
+gboolean pix_store_fill_text_keys(PixStore *s, GError **error)
+{
+	const char *what = "cannot fill in the keys of titles and captions";
+	g_autoptr(PixStmt) rd = NULL;
+	g_autoptr(PixStmt) wr = NULL;
+	int rc = pix_store_prepare(s, "SELECT file_id, title, caption FROM meta WHERE file_id > ?1"
+	                              " AND (title IS NOT NULL OR caption IS NOT NULL) ORDER BY file_id LIMIT ?2", &rd);
+	if (rc == PIX_DB_OK)
+		rc = pix_store_prepare(s, "UPDATE meta SET title_key = ?2, caption_key = ?3 WHERE file_id = ?1", &wr);
+	if (rc != PIX_DB_OK) {
+		pix_store_db_error(error, s, rc, what);
+		return FALSE;
+	}
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(gint64));
+	g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
+	gint64 last = G_MININT64;
+	for (;;) {
+		/* the chunk read whole before it is written: a PostgreSQL
+		 * connection runs one statement at a time */
+		g_array_set_size(ids, 0);
+		g_ptr_array_set_size(keys, 0);
+		pix_db_reset(rd);
+		pix_db_bind_int64(rd, 1, last);
+		pix_db_bind_int64(rd, 2, TEXT_KEYS_CHUNK);
+		while ((rc = pix_db_step(rd)) == PIX_DB_ROW) {
+			last = pix_db_column_int64(rd, 0);
+			g_array_append_val(ids, last);
+			for (int c = 1; c <= 2; c++)
+				g_ptr_array_add(keys, pix_db_column_type(rd, c) == PIX_DB_NULL
+				                              ? NULL : pix_tags_key((const char *)pix_db_column_text(rd, c)));
+		}
+		if (rc != PIX_DB_DONE) {
+			pix_store_db_error(error, s, rc, what);
+			return FALSE;
+		}
+		pix_db_reset(rd);
+		for (guint i = 0; i < ids->len; i++) {
+			pix_db_reset(wr);
+			pix_db_bind_int64(wr, 1, g_array_index(ids, gint64, i));
+			pix_store_bind_text_or_null(wr, 2, keys->pdata[2 * i]);
+			pix_store_bind_text_or_null(wr, 3, keys->pdata[2 * i + 1]);
+			if (!pix_store_step_done(s, wr, what, error))
+				return FALSE;
+		}
+		if (ids->len < TEXT_KEYS_CHUNK)
+			return TRUE;
+	}
 }

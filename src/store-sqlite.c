@@ -227,8 +227,9 @@ static gboolean migrate(PixStore *s, gint64 version, GError **error)
 		g_autofree char *what = g_strdup_printf("cannot apply schema migration %d", v);
 		if (!pix_store_exec(s, "BEGIN IMMEDIATE", what, error))
 			return FALSE;
-		if (!pix_store_exec(s, pix_schema_sql[v - 1], what, error) || !pix_store_exec(s, bump, what, error) ||
-		    !pix_store_exec(s, "COMMIT", what, error)) {
+		if (!pix_store_exec(s, pix_schema_sql[v - 1], what, error) ||
+		    (v == PIX_SQLITE_TEXT_KEYS_VERSION && !pix_store_fill_text_keys(s, error)) ||
+		    !pix_store_exec(s, bump, what, error) || !pix_store_exec(s, "COMMIT", what, error)) {
 			pix_db_exec(s->db, "ROLLBACK");
 			return FALSE;
 		}

@@ -69,7 +69,7 @@ gboolean pix_store_put_tags(PixStore *s, gint64 file_id, const PixMeta *m, gbool
 	for (guint i = 0; i < t->keywords->len; i++) {
 		const PixKeyword *k = &g_array_index(t->keywords, PixKeyword, i);
 		g_autofree char *path = pix_tags_keyword_path(t, i);
-		g_autofree char *key = g_utf8_casefold(path, -1);
+		g_autofree char *key = pix_tags_key(path);
 		PixStmt *st = pix_store_stmt(s, ST_KEYWORD_INSERT, error);
 		if (st == NULL)
 			return FALSE;
@@ -87,7 +87,7 @@ gboolean pix_store_put_tags(PixStore *s, gint64 file_id, const PixMeta *m, gbool
 	}
 	for (guint i = 0; i < t->people->len; i++) {
 		const PixPerson *p = &g_array_index(t->people, PixPerson, i);
-		g_autofree char *key = g_utf8_casefold(p->name, -1);
+		g_autofree char *key = pix_tags_key(p->name);
 		PixStmt *st = pix_store_stmt(s, ST_PERSON_INSERT, error);
 		if (st == NULL)
 			return FALSE;

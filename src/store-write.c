@@ -127,6 +127,10 @@ static gboolean put_meta(PixStore *s, gint64 file_id, const PixMeta *m, gboolean
 		g_autofree char *people = pix_tags_people_lines(t);
 		pix_store_bind_text_or_null(st, 39, keywords);
 		pix_store_bind_text_or_null(st, 40, people);
+		g_autofree char *title_key = pix_tags_key(t->title);
+		g_autofree char *caption_key = pix_tags_key(t->caption);
+		pix_store_bind_text_or_null(st, 41, title_key);
+		pix_store_bind_text_or_null(st, 42, caption_key);
 	}
 	return pix_store_step_done(s, st, "cannot write metadata", error);
 }

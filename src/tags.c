@@ -564,3 +564,8 @@ gboolean pix_tags_check(const PixTags *t)
 			return FALSE;
 	return (t->rating == PIX_RATING_UNKNOWN || (t->rating >= -1 && t->rating <= 5)) && t->raw == NULL;
 }
+
+char *pix_tags_key(const char *text)
+{
+	return text != NULL ? g_utf8_casefold(text, -1) : NULL;
+}

@@ -143,6 +143,12 @@ char *pix_tags_people_lines(const PixTags *t);
 /* The path of keyword `i`, levels joined by '/' (transfer full). */
 char *pix_tags_keyword_path(const PixTags *t, guint i);
 
+/* The catalog's look-up key of a keyword, a person's name, a title or a
+ * caption (valid UTF-8): Unicode case folding, so that --keyword,
+ * --person and --text find a word in any case on either backend
+ * (transfer full; NULL for NULL). */
+char *pix_tags_key(const char *text);
+
 /* The invariants of a finished PixTags: parents before children, depth
  * one more than the parent's, bounds, UTF-8, areas within 0..1. */
 gboolean pix_tags_check(const PixTags *t);

@@ -309,6 +309,53 @@ require_samples() {
 	fi
 }
 
+# The upgrade tests build the photoidx of an older commit from the
+# repository's own history and run it:
+#   old_commit NEW PREV  the newest commit whose tree has the file PREV and
+#                        not NEW (schema files), or nothing
+#   old_build COMMIT     builds that commit's photoidx in ./old-src; $OLD
+#                        is then its path
+#   old ARGS...          runs it as px runs photoidx (on PostgreSQL, --db
+#                        PATH is that path's database)
+#   version CATALOG      the catalog's schema version
+#   migrations SRC       the migrations the source tree SRC has
+old_commit() {
+	for c in $(git -C "$REPO" rev-list --full-history HEAD -- schema); do
+		git -C "$REPO" cat-file -e "$c:$1" 2>/dev/null && continue
+		git -C "$REPO" cat-file -e "$c:$2" 2>/dev/null || continue
+		echo "$c"
+		return 0
+	done
+}
+old_build() {
+	mkdir old-src &&
+	git -C "$REPO" archive "$1" | tar -x -C old-src &&
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C old-src SANITIZE= CFLAGS=-O0 photoidx >build.log 2>&1 &&
+	test -x old-src/photoidx
+}
+OLD=$TRASH/old-src/photoidx
+old() {
+	if backend_is pg; then
+		sh "$PIX_PGC" exec "$OLD" "$@"
+	else
+		"$OLD" "$@"
+	fi
+}
+version() {
+	if backend_is pg; then
+		qdb "$1" "select schema_version from photoidx_catalog where application = 'photoidx'"
+	else
+		qdb "$1" "pragma user_version"
+	fi
+}
+migrations() {
+	if backend_is pg; then
+		ls "$1"/schema/pg/[0-9]*.sql | wc -l
+	else
+		ls "$1"/schema/[0-9]*.sql | wc -l
+	fi
+}
+
 # What valgrind said, but its notices of ioctls it has no wrapper for.
 valgrind_said() {
 	cat "$TRASH"/.valgrind.* 2>/dev/null | grep "^==[0-9]*==" |

@@ -165,9 +165,10 @@ test_expect_success 'the OpenSubtitles hash is the size plus the 64-bit sums of 
 # the views and index of 0004, which stand on file_info, nor the volumes
 # of 0005, whose tables are made again as they were, nor the columns of
 # 0006, nor the thumbnails of 0007 and their hashes of 0008, nor the
-# photographer's metadata of 0009: its views, tables and columns).
+# photographer's metadata of 0009: its views, tables and columns, nor the
+# text keys of 0010 and their view).
 downgrade() {
-	sqlite3 -bail "$1" "DROP VIEW file_keywords; DROP VIEW file_people; DROP TABLE keywords; DROP TABLE people" &&
+	sqlite3 -bail "$1" "DROP VIEW file_text_keys; DROP VIEW file_keywords; DROP VIEW file_people; DROP TABLE keywords; DROP TABLE people" &&
 	sqlite3 -bail "$1" "PRAGMA foreign_keys = OFF; BEGIN;
 		DROP VIEW file_phash; DROP VIEW file_thumbnails; DROP TABLE thumbs; DROP VIEW photos; DROP VIEW duplicates; DROP VIEW file_info; DROP INDEX meta_by_gps;
 		CREATE TABLE d2 (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES dirs(id), path NOT NULL UNIQUE,
@@ -192,7 +193,7 @@ downgrade() {
 		DROP INDEX files_sidecars; DROP INDEX files_with_sidecar; DROP INDEX files_by_sidecar;
 		ALTER TABLE files DROP COLUMN sidecar_id; ALTER TABLE meta DROP COLUMN lent;
 		ALTER TABLE meta DROP COLUMN duration_s; ALTER TABLE meta DROP COLUMN osdb_hash;" &&
-	for c in rating label title caption creator copyright sublocation city province country country_code keywords people; do
+	for c in title_key caption_key rating label title caption creator copyright sublocation city province country country_code keywords people; do
 		sqlite3 -bail "$1" "ALTER TABLE meta DROP COLUMN $c" || return 1
 	done &&
 	for c in aperture exposure_program metering_mode flash gps_time gps_direction gps_direction_ref description; do

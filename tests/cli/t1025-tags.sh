@@ -16,9 +16,6 @@ if ! command -v exiftool >/dev/null || ! command -v python3 >/dev/null || ! comm
 fi
 ORACLE=$TEST_DIR/oracle-tags.py
 # exiftool writing, quiet, in place
-et() {
-	exiftool -q -q -overwrite_original -m "$@"
-}
 
 # compare DIR [--sidecars]: the catalog against exiftool, for the images
 # (and photos) at or below DIR

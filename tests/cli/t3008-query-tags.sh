@@ -11,9 +11,6 @@ if ! command -v exiftool >/dev/null || ! command -v jq >/dev/null; then
 	echo "1..0 # SKIP exiftool or jq is missing (contrib/debian-deps.sh test installs them)"
 	exit 0
 fi
-et() {
-	exiftool -q -q -overwrite_original -m "$@"
-}
 # names FILTER...: the names `ls` lists with FILTER, sorted, on one line
 names() {
 	px ls --db "$DB" -0 "$@" lib | tr "\0" "\n" | sed "s|.*/||" | sort | tr "\n" " " | sed "s/ $//"
@@ -111,6 +108,33 @@ test_expect_success 'a sidecar edited: what the image counts follows it' '
 	test "$(names --keyword moraine -t photo)" = "raw.NEF" &&
 	test "$(names --keyword glacier)" = "" &&
 	test "$(names --rating 4 -t photo)" = "cph-copy.jpg cph.jpg"
+'
+
+test_expect_success '--text folds as Unicode does, alike on both backends: ÆRØ, Straße, a sidecar'"'"'s title; % and _ are letters' '
+	mkdir lib/text &&
+	mkfix jpeg lib/text/strasse.jpg --seed 11 &&
+	et -XMP-dc:Title="Große Straße" lib/text/strasse.jpg &&
+	mkfix jpeg lib/text/church.jpg --seed 12 &&
+	et -XMP-dc:Title="eglise" -XMP-dc:Description="west front" lib/text/church.jpg &&
+	et -o lib/text/church.xmp -XMP-dc:Title="ÉGLISE Saint-Étienne" &&
+	mkfix jpeg lib/text/pct.jpg --seed 13 && et -XMP-dc:Description="100%_ sure" lib/text/pct.jpg &&
+	mkfix jpeg lib/text/under.jpg --seed 14 && et -XMP-dc:Description="100_ sure" lib/text/under.jpg &&
+	age lib && px scan --db "$DB" -q lib &&
+	tags_sound &&
+	test "$(names --text ærø)" = "aarhus.jpg" &&
+	test "$(names --text STRASSE)" = "strasse.jpg" &&
+	test "$(names --text GROSSE)" = "strasse.jpg" &&
+	test "$(names --text "große straße")" = "strasse.jpg" &&
+	# the sidecar gives the title, the image the caption: field by field
+	test "$(names --text "saint-étienne" -t photo)" = "church.jpg" &&
+	test "$(names --text eglise -t photo)" = "" &&
+	test "$(names --text WEST -t photo)" = "church.jpg" &&
+	test "$(names --text "100%_")" = "denmarkish.jpg pct.jpg" &&
+	test "$(names --text "100_")" = "under.jpg" &&
+	test "$(q "SELECT k.title_key FROM file_text_keys k JOIN file_info i ON i.id = k.file_id
+		WHERE i.title = '\''Große Straße'\''")" = "grosse strasse" &&
+	test "$(q "SELECT k.title_key || '\''|'\'' || k.caption_key FROM file_text_keys k JOIN file_info i ON i.id = k.file_id
+		WHERE i.caption = '\''west front'\'' AND i.media = '\''image'\''")" = "église saint-étienne|west front"
 '
 
 test_done

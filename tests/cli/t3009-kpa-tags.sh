@@ -9,15 +9,13 @@
 # tag gets the file's.  The real KPhotoAlbum 5.9 opens the result and
 # keeps every tag, group, area and rating on its own save.
 . "$(dirname "$0")/lib.sh"
+. "$TEST_DIR/tags-lib.sh"
 
 if ! command -v exiftool >/dev/null || ! command -v python3 >/dev/null || ! command -v xmllint >/dev/null; then
 	echo "1..0 # SKIP exiftool, python3 or xmllint is missing (contrib/debian-deps.sh test installs them)"
 	exit 0
 fi
 export TZ=UTC
-et() {
-	exiftool -q -q -overwrite_original -m "$@"
-}
 x() {
 	xmllint --xpath "$1" "${2:-lib/index.xml}"
 }

@@ -22,14 +22,10 @@ export ASAN_OPTIONS
 
 test_sqlite_only "the upgrade of a SQLite catalog written by the photoidx before schema 0005 (PRAGMA user_version 4), which had no PostgreSQL catalog"
 test_expect_success 'setup: the photoidx of the commit before schema 0005, built from git' '
-	mkdir old-src &&
-	git -C "$REPO" archive "$added^" | tar -x -C old-src &&
-	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C old-src SANITIZE= CFLAGS=-O0 photoidx >build.log 2>&1 &&
-	test -x old-src/photoidx &&
+	old_build "$added^" &&
 	test "$(ls old-src/schema/[0-9]*.sql | wc -l)" = 4
 '
 
-OLD=$TRASH/old-src/photoidx
 test_sqlite_only "the upgrade of a SQLite catalog written by the photoidx before schema 0005 (PRAGMA user_version 4), which had no PostgreSQL catalog"
 test_expect_success 'setup: a library indexed by it, with a missing file, a move and a name that is not UTF-8' '
 	mkdir -p lib/2023/trip lib/2024 &&

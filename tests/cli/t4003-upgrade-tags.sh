@@ -18,13 +18,7 @@ fi
 # the newest commit with every migration before 0009 and not 0009 itself
 # (the branch that wrote 0009 had a stand-in for 0008: a catalog of it is
 # not one any user has)
-base=
-for c in $(git -C "$REPO" rev-list --full-history HEAD -- schema); do
-	git -C "$REPO" cat-file -e "$c:schema/0009-tags.sql" 2>/dev/null && continue
-	git -C "$REPO" cat-file -e "$c:schema/0008-similar.sql" 2>/dev/null || continue
-	base=$c
-	break
-done
+base=$(old_commit schema/0009-tags.sql schema/0008-similar.sql)
 if [ -z "$base" ]; then
 	echo "1..0 # SKIP no commit with schema 0008 and not 0009 in the history: no older photoidx to build"
 	exit 0
@@ -36,36 +30,6 @@ fi
 ASAN_OPTIONS=detect_leaks=0
 export ASAN_OPTIONS
 
-et() {
-	exiftool -q -q -overwrite_original -m "$@"
-}
-
-# the old photoidx as the tests run photoidx: on PostgreSQL, --db PATH is
-# that path's database
-old() {
-	if backend_is pg; then
-		sh "$PIX_PGC" exec "$OLD" "$@"
-	else
-		"$OLD" "$@"
-	fi
-}
-
-# the catalog's schema version, and the number of migrations this build has
-version() {
-	if backend_is pg; then
-		qdb "$1" "select schema_version from photoidx_catalog where application = 'photoidx'"
-	else
-		qdb "$1" "pragma user_version"
-	fi
-}
-migrations() {
-	if backend_is pg; then
-		ls "$1"/schema/pg/[0-9]*.sql | wc -l
-	else
-		ls "$1"/schema/[0-9]*.sql | wc -l
-	fi
-}
-
 # what the catalog says of the photographer's metadata of each file
 tags_of() {
 	px ls --db "$1" --all --sort path --json lib |
@@ -75,13 +39,9 @@ tags_of() {
 }
 
 test_expect_success 'setup: the photoidx of the commit before schema 0009, built from git' '
-	mkdir old-src &&
-	git -C "$REPO" archive "$base" | tar -x -C old-src &&
-	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C old-src SANITIZE= CFLAGS=-O0 photoidx >build.log 2>&1 &&
-	test -x old-src/photoidx &&
+	old_build "$base" &&
 	test ! -e old-src/schema/0009-tags.sql
 '
-OLD=$TRASH/old-src/photoidx
 
 test_expect_success 'setup: a library with keywords, ratings, texts and people, indexed by it' '
 	mkdir -p lib/2024 &&

@@ -25,8 +25,17 @@ tags_sound() {
 			and not exists (select 1 from keywords q where q.file_id = k.file_id and q.ord = k.parent_ord
 				and q.ord < k.ord and q.depth = k.depth - 1 and substr(k.path, 1, length(q.path) + 1) = q.path || '/')
 		union all select 'top level with a parent depth', k.file_id from keywords k
-			where (k.parent_ord is null) <> (k.depth = 1)") || return 1
+			where (k.parent_ord is null) <> (k.depth = 1)
+		union all select 'a title and its key not both there', m.file_id from meta m
+			where (m.title is null) <> (m.title_key is null)
+		union all select 'a caption and its key not both there', m.file_id from meta m
+			where (m.caption is null) <> (m.caption_key is null)") || return 1
 	[ -z "$bad" ] && return 0
 	echo "$bad"
 	return 1
+}
+
+# et ARGS...: exiftool writing in place, quietly, as the tests write tags
+et() {
+	exiftool -q -q -overwrite_original -m "$@"
 }
