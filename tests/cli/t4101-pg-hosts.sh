@@ -468,7 +468,10 @@ for t in 1 2 3 4 5; do
 		n_killed=$(($(wc -l <rows.killed) - n_start)) &&
 		echo "trial $t: run killed with $n_killed of its 1500 new rows committed" >>"$TRASH/kill.log" &&
 		{ [ $t = 1 ] || [ $n_killed -gt 0 ]; } &&
-		killed=$(pq "SELECT id FROM scans WHERE host = '\''h3'\'' AND pid = $victim AND state = '\''running'\''") &&
+		# running, or already marked killed by a scan of h1 or h2 starting
+		# meanwhile (a run whose advisory lock no session holds is lost)
+		killed=$(pq "SELECT id FROM scans WHERE host = '\''h3'\'' AND pid = $victim
+			AND state IN ('\''running'\'', '\''killed'\'') ORDER BY id DESC LIMIT 1") &&
 		test -n "$killed" &&
 		reap other1 && reap other2 &&
 		pxon h3 scan -q "$(mnt h3)" &&
