@@ -153,7 +153,7 @@ static void buf_unref(PixBuf *buf)
 	pool->free_bufs = g_slist_prepend(pool->free_bufs, buf);
 	/* a futex call only for a reader that waits */
 	if (pool->n_waiters > 0)
-		g_cond_signal(&pool->freed);
+		g_cond_broadcast(&pool->freed);   /* a buffer, or a consumer's share */
 	g_mutex_unlock(&pool->lock);
 	pool_unref(pool);
 }
@@ -409,6 +409,37 @@ static PixBuf *room_in(Reader *rd, gsize want, gboolean is_wait, guint8 **data)
 	return rd->shared;
 }
 
+/*
+ * Before another whole read of a file of several reads: waits while the
+ * file's consumer holds more than its share of the pool (the pool over
+ * the consumers), so that one reader cannot fill the pool with one file
+ * while the other consumers wait for theirs (a 16 MiB pool and RAW files
+ * of 18 MB: one hasher busy, one idle).  What this reader holds is handed
+ * on first.  A consumer always works through what it holds without
+ * waiting for more, so the wait ends; the freed buffer signals it, and a
+ * share of a small files' buffer (which signals nothing) within 2 ms.
+ */
+static void wait_for_share(Reader *rd)
+{
+	PixReaders *r = rd->r;
+	PixBufPool *pool = r->pool;
+	if (r->n_out < 2)
+		return;
+	gint64 share = (gint64)MAX(pool->max / r->n_out, 2) * (gint64)pool->buf_bytes;
+	gint64 *pending = &pool->pending_bytes[rd->out_index];
+	if (__atomic_load_n(pending, __ATOMIC_RELAXED) < share)
+		return;
+	flush(rd);
+	drop_shared(rd);
+	g_mutex_lock(&pool->lock);
+	while (__atomic_load_n(pending, __ATOMIC_RELAXED) >= share && !is_dropping(r)) {
+		pool->n_waiters++;
+		g_cond_wait_until(&pool->freed, &pool->lock, g_get_monotonic_time() + 2000);
+		pool->n_waiters--;
+	}
+	g_mutex_unlock(&pool->lock);
+}
+
 static PixBuf *room_for(Reader *rd, gsize want, guint8 **data)
 {
 	return room_in(rd, want, TRUE, data);
@@ -567,8 +598,16 @@ static void read_fd(Reader *rd, PixItem *item, const char *path, int fd, int err
 		set_not_regular(&ending);
 		goto done;
 	}
-	if (before.size_bytes > (gint64)r->cfg.read_bytes)
+	if (before.size_bytes > (gint64)r->cfg.read_bytes) {
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		/* a file of several reads goes to the least loaded consumer on
+		 * its own, not with its batch: a batch's large files all on one
+		 * hasher left the others idle (50 RAW files of 18 MB with
+		 * thumbnails, 2 hashers: one busy, one half idle) */
+		flush(rd);
+		rd->out_index = pick_out(r);
+		rd->out = r->out[rd->out_index];
+	}
 	is_uncached = !r->cfg.is_keep_cache && !is_dontcache_refused(r, before.dev);
 
 	for (int pass = 1;; pass++) {
@@ -583,6 +622,8 @@ static void read_fd(Reader *rd, PixItem *item, const char *path, int fd, int err
 			gint64 left = MAX(before.size_bytes - total, 1);
 			guint8 *data;
 			gsize room = (gsize)MIN(left, (gint64)r->cfg.read_bytes);
+			if (before.size_bytes > (gint64)r->cfg.read_bytes)
+				wait_for_share(rd);
 			PixBuf *buf = room_for(rd, room, &data);
 			gssize n = read_full(r, fd, before.dev, data, room, total, before.size_bytes - total, &is_uncached);
 			if (n <= 0) {

@@ -174,6 +174,98 @@ static void test_memory_cap(void)
 	rig_finish(&rig);
 }
 
+/* The queue of the two in `out` that has a message within 5 s. */
+static guint queue_with_message(PixQueue **out)
+{
+	for (int i = 0; i < 500; i++) {
+		for (guint k = 0; k < 2; k++)
+			if (pix_queue_length(out[k]) > 0)
+				return k;
+		g_usleep(10000);
+	}
+	g_assert_not_reached();
+}
+
+/* Pops a file's messages from `q` to its END (returned), freeing each
+ * data message when the next comes; the last (its bytes still counted as
+ * waiting at `q`) is left in *last. */
+static PixChunk *drain_file(PixQueue *q, PixChunk **last)
+{
+	gboolean is_timeout;
+	for (;;) {
+		PixChunk *c = pix_queue_pop_timeout(q, 5 * G_USEC_PER_SEC, &is_timeout);
+		g_assert_nonnull(c);
+		if (c->flags & PIX_CHUNK_END)
+			return c;
+		pix_chunk_free(*last);
+		*last = c;
+	}
+}
+
+/* Files of several reads: each goes to the least loaded consumer, not
+ * all of a batch to the batch's, and a consumer holds at most its share
+ * of the pool (the pool over the consumers) though the pool has room:
+ * one reader cannot fill the pool with one file while the other
+ * consumer waits (RAW files of 18 MB, a 16 MiB pool, 2 hashers). */
+static void test_large_files_spread(void)
+{
+	gsize rs = 64 * 1024;
+	g_autoptr(PixDir) da = file_with(6 * rs, "a.bin", 3);
+	g_autoptr(PixDir) db = file_with(6 * rs, "b.bin", 4);
+	PixReadConfig cfg = { .n_readers = 1, .read_bytes = rs, .max_memory_bytes = 8 * rs, .is_keep_cache = TRUE,
+	                      .batch_files = 16, .is_blocking = TRUE };
+	PixQueue *in = pix_queue_new(64, 1);
+	PixQueue *out[2] = { pix_queue_new(1024, 1), pix_queue_new(1024, 1) };
+	pix_queue_push(in, item_for(da, "a.bin"));
+	pix_queue_push(in, item_for(db, "b.bin"));
+	pix_queue_close(in);
+	PixReaders *r = pix_read_start(&cfg, in, out, 2);
+
+	/* a.bin: 4 reads of the pool's 8 buffers, then nothing while held */
+	guint x = queue_with_message(out);
+	PixChunk *held[4];
+	gboolean is_timeout;
+	for (int i = 0; i < 4; i++) {
+		held[i] = pix_queue_pop_timeout(out[x], 5 * G_USEC_PER_SEC, &is_timeout);
+		g_assert_nonnull(held[i]);
+		g_assert_cmpuint(held[i]->len, ==, rs);
+	}
+	g_assert_null(pix_queue_pop_timeout(out[x], 300000, &is_timeout));
+	g_assert_true(is_timeout);
+	g_assert_cmpuint(pix_queue_length(out[1 - x]), ==, 0);
+	PixItem *a = held[0]->item;
+	for (int i = 0; i < 4; i++)
+		pix_chunk_free(held[i]);
+
+	/* the rest of a.bin; its last read still waiting at x, b.bin goes
+	 * to the other consumer, though it is of the same batch */
+	PixChunk *last = NULL;
+	PixChunk *end = drain_file(out[x], &last);
+	g_assert_null(end->error);
+	g_assert_cmpint(end->bytes_read, ==, 6 * (gint64)rs);
+	pix_chunk_free(end);
+	g_assert_nonnull(last);
+	g_assert_true(queue_with_message(out) == 1 - x);
+	PixChunk *b_last = NULL;
+	end = drain_file(out[1 - x], &b_last);
+	g_assert_null(end->error);
+	g_assert_cmpint(end->bytes_read, ==, 6 * (gint64)rs);
+	PixItem *b = end->item;
+	g_assert_true(b != a);
+	pix_chunk_free(end);
+	pix_chunk_free(last);
+	pix_chunk_free(b_last);
+	pix_item_free(a);
+	pix_item_free(b);
+	for (guint k = 0; k < 2; k++) {
+		g_assert_null(pix_queue_pop(out[k]));
+	}
+	pix_read_join(r);
+	pix_queue_free(in);
+	pix_queue_free(out[0]);
+	pix_queue_free(out[1]);
+}
+
 /* Reads one item that is expected to fail; returns its only message
  * (START | END, no data). */
 static PixChunk *read_failure_msg(PixDir *dir, const char *name)
@@ -540,6 +632,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/read/whole-file-in-large-reads", test_whole_file);
 	g_test_add_func("/read/small-file-is-one-message", test_small_file_one_message);
 	g_test_add_func("/read/memory-cap-holds", test_memory_cap);
+	g_test_add_func("/read/large-files-spread-over-consumers", test_large_files_spread);
 	g_test_add_func("/read/vanished-file-is-gone-not-an-error", test_vanished);
 	g_test_add_func("/read/fifo-not-opened-for-long", test_fifo_not_opened_for_long);
 	g_test_add_func("/read/symlink-not-followed", test_symlink_not_followed);
