@@ -104,6 +104,12 @@ void pix_queue_push(PixQueue *q, gpointer data)
 
 guint pix_queue_pop_many(PixQueue *q, gpointer *out, guint max, gint64 timeout_us, gboolean *is_timeout)
 {
+	return pix_queue_pop_weighed(q, out, max, NULL, 0, timeout_us, is_timeout);
+}
+
+guint pix_queue_pop_weighed(PixQueue *q, gpointer *out, guint max, PixQueueWeight weight, gint64 budget,
+                            gint64 timeout_us, gboolean *is_timeout)
+{
 	gint64 deadline = timeout_us < 0 ? -1 : g_get_monotonic_time() + timeout_us;
 	guint n = 0;
 
@@ -130,7 +136,13 @@ guint pix_queue_pop_many(PixQueue *q, gpointer *out, guint max, gint64 timeout_u
 			return 0;
 		}
 	}
+	gint64 total = 0;
 	while (q->len > 0 && n < max) {
+		if (weight != NULL) {
+			total += weight(q->ring[q->head]);
+			if (n > 0 && total > budget)
+				break;  /* the first always comes */
+		}
 		out[n++] = q->ring[q->head];
 		q->ring[q->head] = NULL;
 		q->head = (q->head + 1) % q->capacity;

@@ -46,6 +46,13 @@ void pix_queue_push_many(PixQueue *q, gpointer *items, guint n);
  * timeout (then *is_timeout, when non-NULL, is TRUE).
  */
 guint pix_queue_pop_many(PixQueue *q, gpointer *out, guint max, gint64 timeout_us, gboolean *is_timeout);
+/* What an element weighs for pix_queue_pop_weighed(). */
+typedef gint64 (*PixQueueWeight)(gconstpointer element);
+/* As pix_queue_pop_many(), but the elements taken weigh at most `budget`
+ * together by `weight` (called under the queue's lock), the first
+ * whatever it weighs. */
+guint pix_queue_pop_weighed(PixQueue *q, gpointer *out, guint max, PixQueueWeight weight, gint64 budget,
+                            gint64 timeout_us, gboolean *is_timeout);
 /* One producer is done. */
 void pix_queue_close(PixQueue *q);
 /* Number of elements waiting (a snapshot, for progress and tests). */

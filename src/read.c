@@ -314,6 +314,7 @@ typedef struct {
 } Ending;
 
 #define MAX_BATCH_FILES 64
+#define BATCH_READS 4    /* a batch's files weigh at most this many reads together */
 #define PENDING_NS G_GINT64_CONSTANT(10000000) /* longest a message waits for its batch */
 #define PENDING_MAX 64   /* messages a reader gathers before handing them on */
 #define SHARE_ALIGN 64   /* where a small file's bytes start in a shared buffer */
@@ -771,6 +772,13 @@ static void read_batch_uring(Reader *rd, PixItem **items, guint n)
 	pix_uring_close(rd->uring, fds, n);
 }
 
+/* A file's weight in a batch: its listed size. */
+static gint64 item_bytes(gconstpointer p)
+{
+	const PixItem *item = p;
+	return MAX(item->st.size_bytes, 0);
+}
+
 static gpointer reader_main(gpointer data)
 {
 	Reader rd = { .r = data };
@@ -779,7 +787,12 @@ static gpointer reader_main(gpointer data)
 		rd.uring = pix_uring_new(r->cfg.batch_files);
 	gpointer items[MAX_BATCH_FILES];
 	guint n;
-	while ((n = pix_queue_pop_many(r->in, items, r->cfg.batch_files, -1, NULL)) > 0) {
+	/* a batch is small files (their listed sizes together at most
+	 * BATCH_READS reads) or one large one: a reader that took 16 RAW
+	 * files of 18 MB read them one after the other while the other
+	 * readers, and so hashers, ran out of work */
+	gint64 budget = BATCH_READS * (gint64)r->cfg.read_bytes;
+	while ((n = pix_queue_pop_weighed(r->in, items, r->cfg.batch_files, item_bytes, budget, -1, NULL)) > 0) {
 		/* a batch goes to one consumer, in one hand-off per
 		 * PENDING_MAX messages */
 		rd.out_index = pick_out(r);

@@ -351,6 +351,36 @@ static gpointer flood_thread(gpointer data)
 	return NULL;
 }
 
+/* The integer an element stands for is its weight. */
+static gint64 weight_of(gconstpointer p)
+{
+	return GPOINTER_TO_INT(p);
+}
+
+/* Batches by weight: small elements together up to the budget, a heavy
+ * one alone (the first of a batch whatever it weighs), order kept. */
+static void test_pop_weighed(void)
+{
+	PixQueue *q = pix_queue_new(16, 1);
+	static const int w[] = { 1, 1, 2, 9, 1, 20, 3, 3, 3, 1 };
+	for (guint i = 0; i < G_N_ELEMENTS(w); i++)
+		pix_queue_push(q, GINT_TO_POINTER(w[i]));
+	pix_queue_close(q);
+	static const int want[][4] = { { 1, 1, 2 }, { 9, 1 }, { 20 }, { 3, 3, 3, 1 } };
+	gpointer out[8];
+	for (guint b = 0; b < G_N_ELEMENTS(want); b++) {
+		guint n = pix_queue_pop_weighed(q, out, 8, weight_of, 10, -1, NULL);
+		guint n_want = 0;
+		while (n_want < 4 && want[b][n_want] != 0)
+			n_want++;
+		g_assert_cmpuint(n, ==, n_want);
+		for (guint i = 0; i < n; i++)
+			g_assert_cmpint(GPOINTER_TO_INT(out[i]), ==, want[b][i]);
+	}
+	g_assert_cmpuint(pix_queue_pop_weighed(q, out, 8, weight_of, 10, -1, NULL), ==, 0);
+	pix_queue_free(q);
+}
+
 static void test_length_never_exceeds_capacity(void)
 {
 	PixQueue *q = pix_queue_new(5, 1);
@@ -386,5 +416,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/queue/pop-timeout-woken-by-close", test_pop_timeout_woken_by_close);
 	g_test_add_func("/queue/many-producers-and-consumers", test_many_producers_and_consumers);
 	g_test_add_func("/queue/length-never-exceeds-capacity", test_length_never_exceeds_capacity);
+	g_test_add_func("/queue/pop-weighed-batches", test_pop_weighed);
 	return g_test_run();
 }
