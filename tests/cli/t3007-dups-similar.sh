@@ -93,8 +93,13 @@ test_expect_success 'setup: one photo, its variants, an exact copy and a hard li
 	cp "lib/$f" act/a/best.jpg && touch -d "5 days ago" act/a/best.jpg &&
 	cp "lib/${b}__half.jpg" act/b/half.jpg && cp "lib/${b}__q55.jpg" act/b/q55.jpg &&
 	cp "lib/${b}__bright.jpg" act/c/bright.jpg &&
-	cp act/a/best.jpg act/c/copy.jpg && ln act/a/best.jpg act/a/link.jpg &&
+	cp act/a/best.jpg act/c/copy.jpg &&
 	touch -d "3 days ago" act/b/q55.jpg act/b/half.jpg act/c/bright.jpg act/c/copy.jpg &&
+	px scan --db act.db -q --thumbnails act &&
+	# the link after the first scan: two names of one inode tie on every
+	# rank but the row id, which a scan of both at once gives in the order
+	# its hashers finish
+	ln act/a/best.jpg act/a/link.jpg &&
 	px scan --db act.db -q --thumbnails act &&
 	px dups --db act.db --similar --json >a.json && cat a.json &&
 	jq -e ".n_groups == 1 and .groups[0].images == 6" a.json &&
