@@ -34,7 +34,7 @@ void pix_run_options_add(GOptionContext *ctx, PixRunOptions *o)
 		{ "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, PIX_DB_HELP, "FILE" },
 		{ "max-memory", 0, 0, G_OPTION_ARG_STRING, &o->max_memory, "cap on read buffers (default 64M)", "SIZE" },
 		{ "read-size", 0, 0, G_OPTION_ARG_STRING, &o->read_size, "bytes per read (default 1M)", "SIZE" },
-		{ "readers", 0, 0, G_OPTION_ARG_INT, &o->n_readers, "reader threads (default: 2 on a rotating disk, 4 through io_uring, else 16)", "N" },
+		{ "readers", 0, 0, G_OPTION_ARG_INT, &o->n_readers, "reader threads (default: 2 on a rotating disk, 4 through io_uring (8 with thumbnails), else 16)", "N" },
 		{ "device-class", 0, 0, G_OPTION_ARG_STRING, &o->device_class, "auto (from statfs and sysfs), rotational, ssd, virtual or network", "CLASS" },
 		{ "hashers", 0, 0, G_OPTION_ARG_INT, &o->n_hashers, "hashing threads (default: one per core)", "N" },
 		{ "limit-rate", 0, 0, G_OPTION_ARG_STRING, &o->limit_rate, "read at most SIZE bytes per second", "SIZE" },
@@ -237,7 +237,7 @@ PixStore *pix_run_begin(const char *command, const char *db, char **roots, char 
 	*companions = pix_store_companion_paths(db_real != NULL ? db_real : db);
 	cfg->device_class = pix_run_device_class(roots, cfg->device_class, devices);
 	if (cfg->read.n_readers == 0)
-		cfg->read.n_readers = pix_sched_readers(cfg->device_class);
+		cfg->read.n_readers = pix_sched_readers(cfg->device_class, cfg->is_thumbnails);
 	pix_info("reading as for a %s device: %u readers, %u MD5 lanes, %u read buffers of %" G_GSIZE_FORMAT " KiB",
 	         pix_device_class_name(cfg->device_class), cfg->read.n_readers, pix_md5_lane_count(),
 	         pix_read_buffer_count(&cfg->read), cfg->read.read_bytes / 1024);

@@ -158,7 +158,7 @@ int pix_cmd_verify(int argc, char **argv)
 	g_autoptr(GString) devices = g_string_new(NULL);
 	cfg.device_class = device_class(paths, db, cfg.device_class, devices);
 	if (cfg.read.n_readers == 0)
-		cfg.read.n_readers = pix_sched_readers(cfg.device_class);
+		cfg.read.n_readers = pix_sched_readers(cfg.device_class, FALSE);
 	cfg.db_path = db;
 
 	char *all[] = { PIX_VERIFY_ALL, NULL };

@@ -72,8 +72,8 @@ PixDeviceClass pix_sched_path_class(const char *path, const char *sysfs_root, ch
  * opens through io_uring wait one after another). */
 gboolean pix_sched_is_uring(PixDeviceClass c);
 
-/* Reader threads that suit the class. */
-guint pix_sched_readers(PixDeviceClass c);
+/* Reader threads that suit the class, for a scan with thumbnails or not. */
+guint pix_sched_readers(PixDeviceClass c, gboolean is_thumbnails);
 
 /*
  * Sorts `items` (PixItem*) into reading order for a device of class `c`:

@@ -352,6 +352,20 @@ static void test_rotational_order(void)
 	}
 }
 
+/* Readers per class: more through io_uring with thumbnails, where each
+ * reader holds one large file at a time and the hashers' MD5 lanes want
+ * several streams. */
+static void test_readers(void)
+{
+	g_assert_cmpuint(pix_sched_readers(PIX_DEVICE_ROTATIONAL, FALSE), ==, 2);
+	g_assert_cmpuint(pix_sched_readers(PIX_DEVICE_ROTATIONAL, TRUE), ==, 2);
+	g_assert_cmpuint(pix_sched_readers(PIX_DEVICE_NETWORK, FALSE), ==, 16);
+	g_assert_cmpuint(pix_sched_readers(PIX_DEVICE_NETWORK, TRUE), ==, 16);
+	gboolean is_uring = pix_sched_is_uring(PIX_DEVICE_SSD);
+	g_assert_cmpuint(pix_sched_readers(PIX_DEVICE_SSD, FALSE), ==, is_uring ? 4 : 16);
+	g_assert_cmpuint(pix_sched_readers(PIX_DEVICE_SSD, TRUE), ==, is_uring ? 8 : 16);
+}
+
 int main(int argc, char **argv)
 {
 	pix_test_init(&argc, &argv);
@@ -364,5 +378,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/sched/device-classes", test_device_classes);
 	g_test_add_func("/sched/device-class-cycle", test_device_class_cycle);
 	g_test_add_func("/sched/rotational-order-is-physical", test_rotational_order);
+	g_test_add_func("/sched/readers", test_readers);
 	return g_test_run();
 }
