@@ -796,8 +796,12 @@ const GArray *pix_store_write_rates(PixStore *s)
  * Every item written into the open batch is kept (`written`) until it
  * commits: on PostgreSQL, a batch the server rolled back (a deadlock
  * with another host, a serialization failure) or lost with its
- * connection is written again from them (batch_retry()).
+ * connection is written again from them (batch_retry()).  So that they
+ * hold bounded memory whatever their thumbnails weigh, a batch also
+ * commits at BATCH_HELD_BYTES of thumbnails (2,000 small JPEGs of noise,
+ * 49 KB of thumbnails each, held 100 MB in one batch of a second).
  */
+#define BATCH_HELD_BYTES (8u << 20)
 typedef struct {
 	guint batch_items;
 	gint64 batch_us;
@@ -805,6 +809,7 @@ typedef struct {
 	gint64 start_us;        /* when its first item came */
 	gint64 busy_us;         /* time spent writing it so far */
 	gint64 last_commit_us;
+	gsize held_bytes;       /* of the thumbnails of `looking` and `written` */
 	GPtrArray *looking;     /* PixItem (owned), in arrival order */
 	GPtrArray *adds;        /* deferred: PixItem (owned) */
 	GPtrArray *missing;     /* deferred: PixItem (owned) */
@@ -828,6 +833,15 @@ static guint batch_len(const Batch *b)
 	return b->n_items + b->looking->len;
 }
 
+/* The bytes of an item's thumbnails. */
+static gsize thumb_bytes(const PixItem *item)
+{
+	gsize n = 0;
+	for (guint i = 0; item->thumb != NULL && i < PIX_THUMB_N_SIZES; i++)
+		n += item->thumb->jpeg[i] != NULL ? g_bytes_get_size(item->thumb->jpeg[i]) : 0;
+	return n;
+}
+
 /* Writes `item` (transfer full) into the open batch (`candidates`,
  * `is_looked`: see store_put()). */
 static gboolean batch_write(PixStore *s, Batch *b, PixItem *item, GHashTable *candidates, gboolean is_looked,
@@ -836,6 +850,7 @@ static gboolean batch_write(PixStore *s, Batch *b, PixItem *item, GHashTable *ca
 	gint64 t0 = g_get_monotonic_time();
 	if (batch_len(b) == 0)
 		b->start_us = t0;
+	b->held_bytes += thumb_bytes(item);
 	g_ptr_array_add(b->written, item);
 	if (!store_put(s, item, candidates, is_looked, error))
 		return FALSE;
@@ -879,6 +894,7 @@ static void batch_committed(PixStore *s, Batch *b, gint64 n_new, gint64 t0)
 	b->last_commit_us = now;
 	b->busy_us = 0;
 	b->n_items = 0;
+	b->held_bytes = 0;
 	g_ptr_array_set_size(b->written, 0);
 }
 
@@ -927,7 +943,8 @@ static gboolean batch_retry(PixStore *s, Batch *b, GError **error)
 static gboolean batch_maybe_commit(PixStore *s, Batch *b, gboolean is_final, GError **error)
 {
 	if (batch_len(b) == 0 ||
-	    (!is_final && batch_len(b) < b->batch_items && g_get_monotonic_time() - b->start_us < b->batch_us))
+	    (!is_final && batch_len(b) < b->batch_items && b->held_bytes < BATCH_HELD_BYTES &&
+	     g_get_monotonic_time() - b->start_us < b->batch_us))
 		return TRUE;
 	if (!settle_looking(s, b, error))
 		return FALSE;
@@ -947,6 +964,7 @@ static gboolean batch_put(PixStore *s, Batch *b, PixItem *item, GError **error)
 	if (is_move_candidate(s, item)) {
 		if (batch_len(b) == 0)
 			b->start_us = g_get_monotonic_time();
+		b->held_bytes += thumb_bytes(item);     /* again if written: a commit a little early */
 		g_ptr_array_add(b->looking, item);
 	} else if (item->action == PIX_ACT_MISSING || item->action == PIX_ACT_DIR_MISSING) {
 		g_ptr_array_add(b->missing, item);

@@ -1296,6 +1296,48 @@ static void test_consume_commits_by_time(void)
 	assert_integrity(path);
 }
 
+/* Items are kept until their batch commits (to write them again on
+ * PostgreSQL): a batch also commits once its thumbnails weigh 8 MiB, not
+ * only at batch_items or batch_us (2,000 small JPEGs with thumbnails of
+ * 49 KB held 100 MB in a batch of a second). */
+static void test_consume_commits_by_thumbnail_bytes(void)
+{
+	g_autofree char *path = new_catalog_path();
+	ConsumeJob job = { .s = open_ok(path, PIX_STORE_WRITE), .in = pix_queue_new(64, 1),
+	                   .batch_items = 1000000, .batch_us = 600 * G_USEC_PER_SEC };
+	g_autoptr(PixDir) d = fake_dir("/pix/thumbs", NULL, 960);
+	g_autoptr(sqlite3) db = sql_open(path);
+
+	GThread *t = g_thread_new("store", consume_thread, &job);
+	pix_queue_push(job.in, pix_item_new(PIX_ACT_DIR, d, NULL));
+	/* 3 MiB of thumbnails each: the third brings the batch past 8 MiB */
+	for (guint i = 0; i < 4; i++) {
+		g_autofree char *name = g_strdup_printf("big%u.jpg", i);
+		guint8 md5[16] = { 0 };
+		md5[0] = (guint8)(0x40 + i);
+		PixItem *item = new_file(d, name, 30 + i, 5000000, md5);
+		item->thumb = g_new0(PixThumb, 1);
+		item->thumb->source = "jpeg";
+		for (guint k = 0; k < PIX_THUMB_N_SIZES; k++) {
+			item->thumb->jpeg[k] = g_bytes_new_take(g_malloc0(1536 * 1024), 1536 * 1024);
+			item->thumb->width_px[k] = item->thumb->height_px[k] = 256u << k;
+		}
+		pix_queue_push(job.in, item);
+	}
+	gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+	while (sql_int(db, "SELECT count(*) FROM files") < 3 && g_get_monotonic_time() < deadline)
+		g_usleep(10 * 1000);
+	g_assert_cmpint(sql_int(db, "SELECT count(*) FROM files"), >=, 3);
+	pix_queue_close(job.in);
+	g_thread_join(t);
+	g_assert_true(job.ok);
+	g_assert_no_error(job.error);
+	g_assert_cmpint(sql_int(db, "SELECT count(*) FROM files"), ==, 4);
+	pix_queue_free(job.in);
+	pix_store_free(job.s);
+	assert_integrity(path);
+}
+
 /* --- scan runs --- */
 
 static void test_scan_runs(void)
@@ -1448,6 +1490,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/store/failed-put-rolls-back-batch", test_failed_put_rolls_back_batch);
 	g_test_add_func("/store/consume-all-items", test_consume_all_items);
 	g_test_add_func("/store/consume-commits-by-time", test_consume_commits_by_time);
+	g_test_add_func("/store/consume-commits-by-thumbnail-bytes", test_consume_commits_by_thumbnail_bytes);
 	g_test_add_func("/store/scan-runs", test_scan_runs);
 	return g_test_run();
 }
