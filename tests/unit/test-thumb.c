@@ -12,6 +12,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "meta.h"
 #include "thumb.h"
+#include "thumb-int.h"
 #include "testlib.h"
 
 #include <math.h>
@@ -805,10 +806,57 @@ static void test_hostile_sizes(void)
 	g_assert_nonnull(tw->note);
 }
 
+/* The box filter: each target sample is the rounded mean of its box,
+ * (sum + n/2) / n, computed here directly, for boxes of 1 to 10,000
+ * samples (the multiply that replaces the division below 4,096, and the
+ * division above), gray and RGB, on noise that hits every rounding. */
+static void test_shrink_box_means(void)
+{
+	static const guint sizes[][4] = {
+		{ 750, 500, 512, 341 }, { 606, 405, 512, 342 }, { 512, 341, 256, 170 }, { 97, 61, 13, 7 },
+		{ 64, 64, 64, 64 }, { 4095, 2, 1, 1 }, { 2048, 2, 1, 1 }, { 5000, 2, 1, 1 }, { 3, 9000, 1, 2 },
+	};
+	GRand *rng = g_rand_new_with_seed(26);
+	for (guint t = 0; t < G_N_ELEMENTS(sizes); t++) {
+		for (guint c = 1; c <= 3; c += 2) {
+			guint sw = sizes[t][0], sh = sizes[t][1], tw = sizes[t][2], th = sizes[t][3];
+			g_autofree guint8 *img = g_malloc((gsize)sw * sh * c);
+			for (gsize i = 0; i < (gsize)sw * sh * c; i++)
+				img[i] = (guint8)g_rand_int_range(rng, 0, 256);
+			ThumbShrink sh_ = { 0 };
+			thumb_shrink_init_to(&sh_, sw, sh, c, tw, th);
+			for (guint y = 0; y < sh; y++)
+				thumb_shrink_row(&sh_, img + (gsize)y * sw * c);
+			ThumbPixels out = { 0 };
+			thumb_shrink_take(&sh_, &out);
+			g_assert_cmpuint(out.w, ==, tw);
+			g_assert_cmpuint(out.h, ==, th);
+			/* the sums and counts of every box, in one pass */
+			g_autofree guint64 *sum = g_new0(guint64, (gsize)tw * th * c);
+			g_autofree guint64 *n = g_new0(guint64, (gsize)tw * th);
+			for (guint y = 0; y < sh; y++) {
+				guint ty = (guint)((guint64)y * th / sh);
+				for (guint x = 0; x < sw; x++) {
+					gsize b = (gsize)ty * tw + (guint)((guint64)x * tw / sw);
+					n[b]++;
+					for (guint k = 0; k < c; k++)
+						sum[b * c + k] += img[((gsize)y * sw + x) * c + k];
+				}
+			}
+			for (gsize b = 0; b < (gsize)tw * th; b++)
+				for (guint k = 0; k < c; k++)
+					g_assert_cmpuint(out.data[b * c + k], ==, (sum[b * c + k] + n[b] / 2) / n[b]);
+			thumb_pixels_clear(&out);
+		}
+	}
+	g_rand_free(rng);
+}
+
 int main(int argc, char **argv)
 {
 	pix_test_init(&argc, &argv);
 	g_test_add_func("/thumb/sizes", test_sizes);
+	g_test_add_func("/thumb/shrink-box-means", test_shrink_box_means);
 	g_test_add_func("/thumb/pieces", test_pieces);
 	g_test_add_func("/thumb/truncated", test_truncated);
 	g_test_add_func("/thumb/bounds", test_bounds);
