@@ -241,6 +241,7 @@ int pix_cmd_scan(int argc, char **argv)
 	}
 	gboolean is_json = o.run.is_json, is_quiet = o.run.is_quiet, is_no_wait = o.run.is_no_wait;
 	pix_log_init(is_quiet, o.run.is_verbose);
+	pix_set_meta_timing(is_json);   /* its meta_seconds */
 
 	guint n_bad_roots;
 	g_autofree char *db = o.run.db != NULL ? g_strdup(o.run.db) : pix_cmd_default_db();

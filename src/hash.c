@@ -701,8 +701,9 @@ static gpointer hasher_main(gpointer data)
 		 * counted apart from hashing, to compare with tools that only
 		 * read metadata: one pair of clock readings per round, not per
 		 * file (a thread's CPU clock is a system call; a wait in the
-		 * queue costs it nothing) */
-		gint64 t0 = pix_thread_cpu_ns();
+		 * queue costs it nothing); only when asked for */
+		gboolean is_timed = pix_is_meta_timing();
+		gint64 t0 = is_timed ? pix_thread_cpu_ns() : 0;
 		if (is_open && h->ready.n < MAX_READY) {
 			/* wait only when there is nothing to hash */
 			gboolean is_timeout = FALSE;
@@ -716,7 +717,8 @@ static gpointer hasher_main(gpointer data)
 		}
 		/* the files the last step and these messages completed */
 		hand_on(h, args->out);
-		pix_count_add(PIX_NS_META, pix_thread_cpu_ns() - t0);
+		if (is_timed)
+			pix_count_add(PIX_NS_META, pix_thread_cpu_ns() - t0);
 		pix_hasher_step(h);
 		g_assert(is_open || h->n_files == 0 || pix_hasher_is_busy(h));
 	}

@@ -220,6 +220,18 @@ gint64 pix_clock_ns(void)
 	return (gint64)ts.tv_sec * G_GINT64_CONSTANT(1000000000) + ts.tv_nsec;
 }
 
+static gint is_meta_timing;
+
+void pix_set_meta_timing(gboolean is_on)
+{
+	g_atomic_int_set(&is_meta_timing, is_on ? 1 : 0);
+}
+
+gboolean pix_is_meta_timing(void)
+{
+	return g_atomic_int_get(&is_meta_timing) != 0;
+}
+
 void pix_request_stop(void)
 {
 	is_stop = 1;

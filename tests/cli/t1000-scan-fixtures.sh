@@ -52,6 +52,17 @@ test_expect_success 'every MD5 equals md5sum (32 lowercase hex digits)' '
 	test "$(grep -c "^[0-9a-f]\{32\}$" md5s)" = 8
 '
 
+# The hashers time the metadata parsers (a thread-clock system call a
+# round) only for --json, which reports it.
+test_expect_success 'metadata is timed for --json, and only then (strace)' '
+	test "$(jq ".meta_seconds > 0" summary.json)" = true &&
+	if ! command -v strace >/dev/null; then echo "strace not installed: not checked"; exit 0; fi
+	ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=clock_gettime -o timed "$PHOTOIDX" scan --db timed.db --json lib >/dev/null &&
+	ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=clock_gettime -o untimed "$PHOTOIDX" scan --db untimed.db -q lib &&
+	grep -q CLOCK_THREAD_CPUTIME_ID timed &&
+	! grep -q CLOCK_THREAD_CPUTIME_ID untimed
+'
+
 test_expect_success 'excluded folders, symlinks and the catalog are not indexed' '
 	test "$(q "select count(*) from file_info where path like '\''%thumbnails%'\'' or path like '\''%eaDir%'\'' or name like '\''link-%'\''")" = 0
 '
