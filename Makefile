@@ -40,7 +40,7 @@ BUILD = build
 endif
 
 SRC = $(filter-out $(NOT_BUILT),$(wildcard src/*.c))
-OBJ = $(SRC:src/%.c=$(BUILD)/%.o) $(BUILD)/schema.o $(BUILD)/schema-pg.o
+OBJ = $(SRC:src/%.c=$(BUILD)/%.o) $(BUILD)/schema.o $(BUILD)/schema-fresh.o $(BUILD)/schema-pg.o
 LIB_OBJ = $(filter-out $(BUILD)/main.o $(BUILD)/cmd-%.o,$(OBJ))
 BIN = $(BUILD)/photoidx
 
@@ -66,6 +66,17 @@ $(DEPS):
 
 $(BUILD)/schema.c: schema/embed.sh $(wildcard schema/[0-9]*.sql) | $(BUILD)
 	sh schema/embed.sh $(sort $(wildcard schema/[0-9]*.sql)) > $@.tmp && mv $@.tmp $@
+
+# a new catalog's schema in one go: what the migrations make, found at
+# build time by applying them (schema/fresh.c)
+$(BUILD)/schema-fresh-gen: schema/fresh.c | $(BUILD)
+	$(CC) $(CFLAGS) -Wall -Wextra -o $@ $< $(shell pkg-config --cflags --libs sqlite3)
+
+$(BUILD)/schema-fresh.c: $(BUILD)/schema-fresh-gen $(wildcard schema/[0-9]*.sql) | $(BUILD)
+	$(BUILD)/schema-fresh-gen $(sort $(wildcard schema/[0-9]*.sql)) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/schema-fresh.o: $(BUILD)/schema-fresh.c
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/schema-pg.c: schema/embed.sh $(wildcard schema/pg/[0-9]*.sql) | $(BUILD)
 	NAME=pix_schema_pg sh schema/embed.sh $(sort $(wildcard schema/pg/[0-9]*.sql)) > $@.tmp && mv $@.tmp $@

@@ -39,6 +39,9 @@
 /* From the generated build/schema.c: the migrations in order. */
 extern const char *const pix_schema_sql[];
 extern const int pix_schema_count;
+/* what the migrations make, in one go (build/schema-fresh.c, schema/fresh.c) */
+extern const char pix_schema_fresh_sql[];
+extern const int pix_schema_fresh_version;
 
 
 char **pix_store_companion_paths(const char *path)
@@ -213,9 +216,54 @@ static gboolean check_identity(PixStore *s, gint64 *version, GError **error)
 	return TRUE;
 }
 
+/*
+ * A new catalog (version 0, nothing in it) gets the schema the migrations
+ * make in one transaction of the statements they leave: each ALTER TABLE
+ * of a migration makes SQLite parse the whole schema again, and the 43 of
+ * them took 24 ms of processor time, 4% of an import of 40,000 small
+ * files.  FALSE with `error` set when it failed; `*is_made` says whether
+ * it applied (else the migrations run).
+ */
+static gboolean make_fresh(PixStore *s, gint64 version, gboolean *is_made, GError **error)
+{
+	*is_made = FALSE;
+	if (version != 0 || pix_schema_fresh_version != pix_schema_count)
+		return TRUE;
+	if (!pix_store_exec(s, "BEGIN IMMEDIATE", "cannot make its schema", error))
+		return FALSE;
+	g_autoptr(PixStmt) st = NULL;
+	int rc = pix_db_prepare(s->db, "SELECT count(*) FROM sqlite_schema", &st);
+	if (rc == PIX_DB_OK)
+		rc = pix_db_step(st);
+	if (rc != PIX_DB_ROW) {
+		pix_store_db_error(error, s, rc, "cannot read its schema");
+		pix_db_exec(s->db, "ROLLBACK");
+		return FALSE;
+	}
+	gint64 n_objects = pix_db_column_int64(st, 0);
+	g_clear_pointer(&st, pix_db_finalize);
+	if (n_objects != 0)
+		return pix_store_exec(s, "ROLLBACK", "cannot make its schema", error);
+	g_autofree char *bump = g_strdup_printf("PRAGMA application_id = %d; PRAGMA user_version = %d;",
+	                                        PIX_APPLICATION_ID, pix_schema_count);
+	if (!pix_store_exec(s, pix_schema_fresh_sql, "cannot make its schema", error) ||
+	    !pix_store_exec(s, bump, "cannot make its schema", error) ||
+	    !pix_store_exec(s, "COMMIT", "cannot make its schema", error)) {
+		pix_db_exec(s->db, "ROLLBACK");
+		return FALSE;
+	}
+	*is_made = TRUE;
+	return TRUE;
+}
+
 static gboolean migrate(PixStore *s, gint64 version, GError **error)
 {
 	if (version >= pix_schema_count)
+		return TRUE;
+	gboolean is_made = FALSE;
+	if (!make_fresh(s, version, &is_made, error))
+		return FALSE;
+	if (is_made)
 		return TRUE;
 	/* a migration that makes a table anew drops the old one, which
 	 * foreign keys would refuse; they are checked again after */

@@ -137,6 +137,23 @@ test_expect_success 'migrations are numbered 0001.. without gaps' '
 	done
 '
 
+test_sqlite_only 'a new SQLite catalog gets the schema its migrations make in one go (schema/fresh.c)'
+test_expect_success 'a new catalog has the schema and rows of one made by every migration in turn' '
+	mkdir -p nothing &&
+	px scan -q --db fresh.db nothing &&
+	cat "$REPO"/schema/[0-9]*.sql | sqlite3 migrated.db &&
+	for db in fresh.db migrated.db; do
+		sqlite3 "$db" "select type, name, tbl_name, sql from sqlite_schema order by type, name" >"$db.schema" &&
+		sqlite3 "$db" "select * from sqlite_sequence order by name" >"$db.seq" || exit 1
+	done &&
+	test -s fresh.db.schema &&
+	cmp migrated.db.schema fresh.db.schema &&
+	cmp migrated.db.seq fresh.db.seq &&
+	test "$(sqlite3 fresh.db "pragma user_version")" = "$n_migrations" &&
+	test "$(sqlite3 fresh.db "pragma application_id")" = "$((0x50495843))" &&
+	test "$(sqlite3 fresh.db "pragma integrity_check")" = ok
+'
+
 test_expect_success 'doc/schema.md documents every table, view and column' '
 	if backend_is sqlite; then
 		q "select name from sqlite_schema where type in ('\''table'\'', '\''view'\'') and name not like '\''sqlite_%'\''"
