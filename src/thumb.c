@@ -221,6 +221,14 @@ static void shrink_flush(ThumbShrink *s)
 void thumb_shrink_row(ThumbShrink *s, const guint8 *row)
 {
 	g_assert(s->y < s->sh);
+	if (s->tw == s->sw && s->th == s->sh) {
+		/* a box of one pixel: the row itself (an image no larger than
+		 * the rendition, 10% of a scan of small JPEGs summed and divided
+		 * one sample at a time) */
+		memcpy(s->out + (gsize)s->y * s->sw * s->c, row, (gsize)s->sw * s->c);
+		s->y++;
+		return;
+	}
 	guint ty = (guint)((guint64)s->y * s->th / s->sh);
 	if (ty != s->ty && s->rows > 0)
 		shrink_flush(s);
