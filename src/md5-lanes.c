@@ -91,6 +91,19 @@ void pix_md5_init(PixMd5 *m)
 	S(II, c, d, a, b, w[2], 62, 15);  S(II, b, c, d, a, w[9], 63, 21); \
 	} while (0)
 
+/* One block: the 64 steps from the state in a, b, c, d (variables of any
+ * width, GNU C's __typeof__), then each word added to its value before
+ * them (ADD: the width's addition). */
+#define MD5_BLOCK(S, FF, GG, HH, II, ADD) \
+	do { \
+		__typeof__(a) aa = a, bb = b, cc = c, dd = d; \
+		MD5_STEPS(S, FF, GG, HH, II); \
+		a = ADD(a, aa); \
+		b = ADD(b, bb); \
+		c = ADD(c, cc); \
+		d = ADD(d, dd); \
+	} while (0)
+
 /* --- scalar --- */
 
 #define F(b, c, d) ((d) ^ ((b) & ((c) ^ (d))))
@@ -98,6 +111,7 @@ void pix_md5_init(PixMd5 *m)
 #define H(b, c, d) ((b) ^ (c) ^ (d))
 #define I(b, c, d) ((c) ^ ((b) | ~(d)))
 #define ROTL(x, s) (((x) << (s)) | ((x) >> (32 - (s))))
+#define ADD32(x, y) ((x) + (y))
 #define STEP(f, a, b, c, d, w, i, s) \
 	do { \
 		(a) += f((b), (c), (d)) + (w) + K[i]; \
@@ -119,14 +133,7 @@ void pix_md5_blocks(PixMd5 *m, const guint8 *data, gsize n_blocks)
 		guint32 w[16];
 		for (int i = 0; i < 16; i++)
 			w[i] = load_le32(data + 4 * i);
-		guint32 aa = a, bb = b, cc = c, dd = d;
-
-		MD5_STEPS(STEP, F, G, H, I);
-
-		a += aa;
-		b += bb;
-		c += cc;
-		d += dd;
+		MD5_BLOCK(STEP, F, G, H, I, ADD32);
 	}
 	m->h[0] = a;
 	m->h[1] = b;
@@ -214,12 +221,14 @@ guint pix_md5_lane_count(void)
 #define VH(b, c, d) _mm256_xor_si256(_mm256_xor_si256((b), (c)), (d))
 #define VI(b, c, d) _mm256_xor_si256((c), _mm256_or_si256((b), _mm256_xor_si256((d), ones)))
 #define VROTL(x, s) _mm256_or_si256(_mm256_slli_epi32((x), (s)), _mm256_srli_epi32((x), 32 - (s)))
-#define VSTEP(f, a, b, c, d, w, i, s) \
+/* A step on vectors of any width: ADD and SET1 its 32-bit addition and
+ * broadcast, ROT its rotate. */
+#define VEC_STEP(ADD, SET1, ROT, f, a, b, c, d, w, i, s) \
 	do { \
-		(a) = _mm256_add_epi32((a), _mm256_add_epi32(f((b), (c), (d)), \
-		                                             _mm256_add_epi32((w), _mm256_set1_epi32((int)K[i])))); \
-		(a) = _mm256_add_epi32(VROTL((a), (s)), (b)); \
+		(a) = ADD((a), ADD(f((b), (c), (d)), ADD((w), SET1((int)K[i])))); \
+		(a) = ADD(ROT((a), (s)), (b)); \
 	} while (0)
+#define VSTEP(...) VEC_STEP(_mm256_add_epi32, _mm256_set1_epi32, VROTL, __VA_ARGS__)
 
 /* Rows r[0..7] (lane l's words 0..7 or 8..15) into columns (word j of
  * every lane), in place. */
@@ -243,6 +252,36 @@ __attribute__((target("avx2"))) static inline void transpose8(__m256i r[8])
 	r[7] = _mm256_permute2x128_si256(u3, u7, 0x31);
 }
 
+/* A pass's start: lane l reads data[l] (past n, an idle block) from the
+ * state of states[l], word i of lane l at words[i * width + l]. */
+static void lanes_gather(PixMd5 *const states[], const guint8 *const data[], guint n, guint width,
+                         const guint8 *p[], guint32 *words)
+{
+	static const guint8 idle[PIX_MD5_BLOCK];   /* what unused lanes chew on */
+	for (guint l = 0; l < width; l++) {
+		p[l] = l < n ? data[l] : idle;
+		for (int i = 0; i < 4; i++)
+			words[i * width + l] = l < n ? states[l]->h[i] : 0;
+	}
+}
+
+/* The n streams' next blocks (the idle lanes stay where they are). */
+static inline void lanes_advance(const guint8 *p[], guint n)
+{
+	for (guint l = 0; l < n; l++)
+		p[l] += PIX_MD5_BLOCK;
+}
+
+/* A pass's end: the states of the n streams back from `words`. */
+static void lanes_scatter(PixMd5 *const states[], guint n, guint width, const guint32 *words, gsize n_blocks)
+{
+	for (guint l = 0; l < n; l++) {
+		for (int i = 0; i < 4; i++)
+			states[l]->h[i] = words[i * width + l];
+		states[l]->length_bytes += (guint64)n_blocks * PIX_MD5_BLOCK;
+	}
+}
+
 /* Eight lanes of 256-bit registers, on whichever steps STEPM (AVX2's, or
  * AVX-512VL's with its rotate and three-input logic). */
 #define LANES8_HEAD(NAME, ISA) \
@@ -251,17 +290,12 @@ __attribute__((target("avx2"))) static inline void transpose8(__m256i r[8])
 #define LANES8(NAME, TARGET, STEPM, FF, GG, HH, II) \
 LANES8_HEAD(NAME, TARGET) \
 { \
-	static const guint8 idle[PIX_MD5_BLOCK];   /* what unused lanes chew on */ \
 	const guint8 *p[8]; \
-	guint32 init[4][8] = { { 0 } }; \
+	guint32 init[4][8]; \
 	const __m256i ones = _mm256_set1_epi32(-1); \
 	(void)ones; \
 \
-	for (guint l = 0; l < 8; l++) { \
-		p[l] = l < n ? data[l] : idle; \
-		for (int i = 0; i < 4; i++) \
-			init[i][l] = l < n ? states[l]->h[i] : 0; \
-	} \
+	lanes_gather(states, data, n, 8, p, &init[0][0]); \
 	__m256i a = _mm256_loadu_si256((const __m256i *)init[0]); \
 	__m256i b = _mm256_loadu_si256((const __m256i *)init[1]); \
 	__m256i c = _mm256_loadu_si256((const __m256i *)init[2]); \
@@ -275,26 +309,14 @@ LANES8_HEAD(NAME, TARGET) \
 		} \
 		transpose8(w); \
 		transpose8(w + 8); \
-		for (guint l = 0; l < n; l++) \
-			p[l] += PIX_MD5_BLOCK; \
-		__m256i aa = a, bb = b, cc = c, dd = d; \
-\
-		MD5_STEPS(STEPM, FF, GG, HH, II); \
-\
-		a = _mm256_add_epi32(a, aa); \
-		b = _mm256_add_epi32(b, bb); \
-		c = _mm256_add_epi32(c, cc); \
-		d = _mm256_add_epi32(d, dd); \
+		lanes_advance(p, n); \
+		MD5_BLOCK(STEPM, FF, GG, HH, II, _mm256_add_epi32); \
 	} \
 	_mm256_storeu_si256((__m256i *)init[0], a); \
 	_mm256_storeu_si256((__m256i *)init[1], b); \
 	_mm256_storeu_si256((__m256i *)init[2], c); \
 	_mm256_storeu_si256((__m256i *)init[3], d); \
-	for (guint l = 0; l < n; l++) { \
-		for (int i = 0; i < 4; i++) \
-			states[l]->h[i] = init[i][l]; \
-		states[l]->length_bytes += (guint64)n_blocks * PIX_MD5_BLOCK; \
-	} \
+	lanes_scatter(states, n, 8, &init[0][0], n_blocks); \
 }
 
 LANES8(lanes_avx2, "avx2", VSTEP, VF, VG, VH, VI)
@@ -305,12 +327,7 @@ LANES8(lanes_avx2, "avx2", VSTEP, VF, VG, VH, VI)
 #define ZG(b, c, d) _mm512_ternarylogic_epi32((d), (b), (c), 0xca)   /* d ? b : c */
 #define ZH(b, c, d) _mm512_ternarylogic_epi32((b), (c), (d), 0x96)   /* b ^ c ^ d */
 #define ZI(b, c, d) _mm512_ternarylogic_epi32((b), (c), (d), 0x39)   /* c ^ (b | ~d) */
-#define ZSTEP(f, a, b, c, d, w, i, s) \
-	do { \
-		(a) = _mm512_add_epi32((a), _mm512_add_epi32(f((b), (c), (d)), \
-		                                             _mm512_add_epi32((w), _mm512_set1_epi32((int)K[i])))); \
-		(a) = _mm512_add_epi32(_mm512_rol_epi32((a), (s)), (b)); \
-	} while (0)
+#define ZSTEP(...) VEC_STEP(_mm512_add_epi32, _mm512_set1_epi32, _mm512_rol_epi32, __VA_ARGS__)
 
 /* Rows r[0..15] (lane l's 16 words) into columns (word j of every lane). */
 __attribute__((target("avx512f"))) static inline void transpose16(__m512i r[16])
@@ -342,15 +359,10 @@ __attribute__((target("avx512f"))) static inline void transpose16(__m512i r[16])
 __attribute__((target("avx512f"))) static void lanes_avx512(PixMd5 *const states[], const guint8 *const data[],
                                                           guint n, gsize n_blocks)
 {
-	static const guint8 idle[PIX_MD5_BLOCK];
 	const guint8 *p[16];
-	guint32 init[4][16] = { { 0 } };
+	guint32 init[4][16];
 
-	for (guint l = 0; l < 16; l++) {
-		p[l] = l < n ? data[l] : idle;
-		for (int i = 0; i < 4; i++)
-			init[i][l] = l < n ? states[l]->h[i] : 0;
-	}
+	lanes_gather(states, data, n, 16, p, &init[0][0]);
 	__m512i a = _mm512_loadu_si512(init[0]);
 	__m512i b = _mm512_loadu_si512(init[1]);
 	__m512i c = _mm512_loadu_si512(init[2]);
@@ -361,26 +373,14 @@ __attribute__((target("avx512f"))) static void lanes_avx512(PixMd5 *const states
 		for (guint l = 0; l < 16; l++)
 			w[l] = _mm512_loadu_si512(p[l]);
 		transpose16(w);
-		for (guint l = 0; l < n; l++)
-			p[l] += PIX_MD5_BLOCK;
-		__m512i aa = a, bb = b, cc = c, dd = d;
-
-		MD5_STEPS(ZSTEP, ZF, ZG, ZH, ZI);
-
-		a = _mm512_add_epi32(a, aa);
-		b = _mm512_add_epi32(b, bb);
-		c = _mm512_add_epi32(c, cc);
-		d = _mm512_add_epi32(d, dd);
+		lanes_advance(p, n);
+		MD5_BLOCK(ZSTEP, ZF, ZG, ZH, ZI, _mm512_add_epi32);
 	}
 	_mm512_storeu_si512(init[0], a);
 	_mm512_storeu_si512(init[1], b);
 	_mm512_storeu_si512(init[2], c);
 	_mm512_storeu_si512(init[3], d);
-	for (guint l = 0; l < n; l++) {
-		for (int i = 0; i < 4; i++)
-			states[l]->h[i] = init[i][l];
-		states[l]->length_bytes += (guint64)n_blocks * PIX_MD5_BLOCK;
-	}
+	lanes_scatter(states, n, 16, &init[0][0], n_blocks);
 }
 
 /* AVX-512VL: the three-input logic and the rotate of AVX-512 on 256- and
@@ -392,12 +392,7 @@ __attribute__((target("avx512f"))) static void lanes_avx512(PixMd5 *const states
 #define YG(b, c, d) _mm256_ternarylogic_epi32((d), (b), (c), 0xca)
 #define YH(b, c, d) _mm256_ternarylogic_epi32((b), (c), (d), 0x96)
 #define YI(b, c, d) _mm256_ternarylogic_epi32((b), (c), (d), 0x39)
-#define YSTEP(f, a, b, c, d, w, i, s) \
-	do { \
-		(a) = _mm256_add_epi32((a), _mm256_add_epi32(f((b), (c), (d)), \
-		                                             _mm256_add_epi32((w), _mm256_set1_epi32((int)K[i])))); \
-		(a) = _mm256_add_epi32(_mm256_rol_epi32((a), (s)), (b)); \
-	} while (0)
+#define YSTEP(...) VEC_STEP(_mm256_add_epi32, _mm256_set1_epi32, _mm256_rol_epi32, __VA_ARGS__)
 
 LANES8(lanes_vl8, "avx512f,avx512vl", YSTEP, YF, YG, YH, YI)
 
@@ -405,24 +400,15 @@ LANES8(lanes_vl8, "avx512f,avx512vl", YSTEP, YF, YG, YH, YI)
 #define XG(b, c, d) _mm_ternarylogic_epi32((d), (b), (c), 0xca)
 #define XH(b, c, d) _mm_ternarylogic_epi32((b), (c), (d), 0x96)
 #define XI(b, c, d) _mm_ternarylogic_epi32((b), (c), (d), 0x39)
-#define XSTEP(f, a, b, c, d, w, i, s) \
-	do { \
-		(a) = _mm_add_epi32((a), _mm_add_epi32(f((b), (c), (d)), _mm_add_epi32((w), _mm_set1_epi32((int)K[i])))); \
-		(a) = _mm_add_epi32(_mm_rol_epi32((a), (s)), (b)); \
-	} while (0)
+#define XSTEP(...) VEC_STEP(_mm_add_epi32, _mm_set1_epi32, _mm_rol_epi32, __VA_ARGS__)
 
 __attribute__((target("avx512f,avx512vl"))) static void lanes_vl4(PixMd5 *const states[], const guint8 *const data[],
                                                                 guint n, gsize n_blocks)
 {
-	static const guint8 idle[PIX_MD5_BLOCK];
 	const guint8 *p[4];
-	guint32 init[4][4] = { { 0 } };
+	guint32 init[4][4];
 
-	for (guint l = 0; l < 4; l++) {
-		p[l] = l < n ? data[l] : idle;
-		for (int i = 0; i < 4; i++)
-			init[i][l] = l < n ? states[l]->h[i] : 0;
-	}
+	lanes_gather(states, data, n, 4, p, &init[0][0]);
 	__m128i a = _mm_loadu_si128((const __m128i *)init[0]);
 	__m128i b = _mm_loadu_si128((const __m128i *)init[1]);
 	__m128i c = _mm_loadu_si128((const __m128i *)init[2]);
@@ -443,26 +429,14 @@ __attribute__((target("avx512f,avx512vl"))) static void lanes_vl4(PixMd5 *const 
 			w[4 * g + 2] = _mm_unpacklo_epi64(t1, t3);
 			w[4 * g + 3] = _mm_unpackhi_epi64(t1, t3);
 		}
-		for (guint l = 0; l < n; l++)
-			p[l] += PIX_MD5_BLOCK;
-		__m128i aa = a, bb = b, cc = c, dd = d;
-
-		MD5_STEPS(XSTEP, XF, XG, XH, XI);
-
-		a = _mm_add_epi32(a, aa);
-		b = _mm_add_epi32(b, bb);
-		c = _mm_add_epi32(c, cc);
-		d = _mm_add_epi32(d, dd);
+		lanes_advance(p, n);
+		MD5_BLOCK(XSTEP, XF, XG, XH, XI, _mm_add_epi32);
 	}
 	_mm_storeu_si128((__m128i *)init[0], a);
 	_mm_storeu_si128((__m128i *)init[1], b);
 	_mm_storeu_si128((__m128i *)init[2], c);
 	_mm_storeu_si128((__m128i *)init[3], d);
-	for (guint l = 0; l < n; l++) {
-		for (int i = 0; i < 4; i++)
-			states[l]->h[i] = init[i][l];
-		states[l]->length_bytes += (guint64)n_blocks * PIX_MD5_BLOCK;
-	}
+	lanes_scatter(states, n, 4, &init[0][0], n_blocks);
 }
 
 #endif

@@ -183,6 +183,19 @@ static gboolean release_room(PixStore *s)
 	return TRUE;
 }
 
+/* The number of tables, indexes, views and triggers in the catalog. */
+static gboolean count_objects(PixStore *s, gint64 *n, GError **error)
+{
+	g_autoptr(PixStmt) st = NULL;
+	int rc = pix_db_prepare(s->db, "SELECT count(*) FROM sqlite_schema", &st);
+	if (rc == PIX_DB_OK && pix_db_step(st) == PIX_DB_ROW) {
+		*n = pix_db_column_int64(st, 0);
+		return TRUE;
+	}
+	pix_store_db_error(error, s, rc == PIX_DB_OK ? pix_db_errcode(s->db) : rc, "cannot read its schema");
+	return FALSE;
+}
+
 /* Refuses files that are not photoidx catalogs, or newer ones. */
 static gboolean check_identity(PixStore *s, gint64 *version, GError **error)
 {
@@ -191,16 +204,8 @@ static gboolean check_identity(PixStore *s, gint64 *version, GError **error)
 
 	if (!pix_store_pragma_int(s, "application_id", &app_id, error) || !pix_store_pragma_int(s, "user_version", version, error))
 		return FALSE;
-	if (*version == 0 && app_id == 0) {
-		g_autoptr(PixStmt) st = NULL;
-		int rc = pix_db_prepare(s->db, "SELECT count(*) FROM sqlite_schema", &st);
-		if (rc == PIX_DB_OK && pix_db_step(st) == PIX_DB_ROW)
-			n_objects = pix_db_column_int64(st, 0);
-		else {
-			pix_store_db_error(error, s, rc == PIX_DB_OK ? pix_db_errcode(s->db) : rc, "cannot read its schema");
-			return FALSE;
-		}
-	}
+	if (*version == 0 && app_id == 0 && !count_objects(s, &n_objects, error))
+		return FALSE;
 	if (app_id != PIX_APPLICATION_ID && (app_id != 0 || n_objects > 0 || *version != 0)) {
 		g_set_error(error, PIX_STORE_ERROR, PIX_STORE_ERROR_FOREIGN,
 		            "'%s' is not a photoidx catalog (it is another SQLite database)", q);
@@ -231,17 +236,11 @@ static gboolean make_fresh(PixStore *s, gint64 version, gboolean *is_made, GErro
 		return TRUE;
 	if (!pix_store_exec(s, "BEGIN IMMEDIATE", "cannot make its schema", error))
 		return FALSE;
-	g_autoptr(PixStmt) st = NULL;
-	int rc = pix_db_prepare(s->db, "SELECT count(*) FROM sqlite_schema", &st);
-	if (rc == PIX_DB_OK)
-		rc = pix_db_step(st);
-	if (rc != PIX_DB_ROW) {
-		pix_store_db_error(error, s, rc, "cannot read its schema");
+	gint64 n_objects = 0;
+	if (!count_objects(s, &n_objects, error)) {
 		pix_db_exec(s->db, "ROLLBACK");
 		return FALSE;
 	}
-	gint64 n_objects = pix_db_column_int64(st, 0);
-	g_clear_pointer(&st, pix_db_finalize);
 	if (n_objects != 0)
 		return pix_store_exec(s, "ROLLBACK", "cannot make its schema", error);
 	g_autofree char *bump = g_strdup_printf("PRAGMA application_id = %d; PRAGMA user_version = %d;",

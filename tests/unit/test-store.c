@@ -1239,6 +1239,36 @@ static gpointer consume_thread(gpointer data)
 	return NULL;
 }
 
+/* Starts the store stage on `job`, and gives it the directory `d`. */
+static GThread *consume_start(ConsumeJob *job, PixDir *d)
+{
+	GThread *t = g_thread_new("store", consume_thread, job);
+	pix_queue_push(job->in, pix_item_new(PIX_ACT_DIR, d, NULL));
+	return t;
+}
+
+/* Waits (20 s at most) until the catalog shows at least `n` files: what
+ * the store stage committed while its input is still open. */
+static gint64 wait_for_files(sqlite3 *db, gint64 n)
+{
+	gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+	while (sql_int(db, "SELECT count(*) FROM files") < n && g_get_monotonic_time() < deadline)
+		g_usleep(10 * 1000);
+	return sql_int(db, "SELECT count(*) FROM files");
+}
+
+/* Ends the input, joins the store stage and checks it went well. */
+static void consume_end(ConsumeJob *job, GThread *t, const char *path)
+{
+	pix_queue_close(job->in);
+	g_thread_join(t);
+	g_assert_no_error(job->error);
+	g_assert_true(job->ok);
+	pix_queue_free(job->in);
+	pix_store_free(job->s);
+	assert_integrity(path);
+}
+
 static void test_consume_all_items(void)
 {
 	g_autofree char *path = new_catalog_path();
@@ -1247,24 +1277,17 @@ static void test_consume_all_items(void)
 	g_autoptr(PixDir) d = fake_dir("/pix/consume", NULL, 900);
 	gint64 new_before = pix_count_get(PIX_N_NEW);
 
-	GThread *t = g_thread_new("store", consume_thread, &job);
-	pix_queue_push(job.in, pix_item_new(PIX_ACT_DIR, d, NULL));
+	GThread *t = consume_start(&job, d);
 	for (guint i = 0; i < 100; i++) {
 		g_autofree char *name = g_strdup_printf("IMG_%03u.JPG", i);
 		pix_queue_push(job.in, new_file(d, name, 10 + i, i, MD5_A));
 	}
-	pix_queue_close(job.in);
-	g_thread_join(t);
-	g_assert_no_error(job.error);
-	g_assert_true(job.ok);
+	consume_end(&job, t, path);
 	g_assert_cmpint(pix_count_get(PIX_N_NEW), ==, new_before + 100);
 
 	g_autoptr(sqlite3) db = sql_open(path);
 	g_assert_cmpint(sql_int(db, "SELECT count(*) FROM files"), ==, 100);
 	g_assert_cmpint(sql_int(db, "SELECT sum(size) FROM files"), ==, 99 * 100 / 2);
-	pix_queue_free(job.in);
-	pix_store_free(job.s);
-	assert_integrity(path);
 }
 
 /* A slow trickle of items is committed after batch_us, not held until
@@ -1277,23 +1300,13 @@ static void test_consume_commits_by_time(void)
 	g_autoptr(PixDir) d = fake_dir("/pix/slow", NULL, 950);
 	g_autoptr(sqlite3) db = sql_open(path);
 
-	GThread *t = g_thread_new("store", consume_thread, &job);
-	pix_queue_push(job.in, pix_item_new(PIX_ACT_DIR, d, NULL));
+	GThread *t = consume_start(&job, d);
 	for (guint i = 0; i < 5; i++) {
 		g_autofree char *name = g_strdup_printf("f%u.jpg", i);
 		pix_queue_push(job.in, new_file(d, name, 20 + i, 1, MD5_A));
 	}
-	gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
-	while (sql_int(db, "SELECT count(*) FROM files") < 5 && g_get_monotonic_time() < deadline)
-		g_usleep(10 * 1000);
-	g_assert_cmpint(sql_int(db, "SELECT count(*) FROM files"), ==, 5);
-	pix_queue_close(job.in);
-	g_thread_join(t);
-	g_assert_true(job.ok);
-	g_assert_no_error(job.error);
-	pix_queue_free(job.in);
-	pix_store_free(job.s);
-	assert_integrity(path);
+	g_assert_cmpint(wait_for_files(db, 5), ==, 5);
+	consume_end(&job, t, path);
 }
 
 /* Items are kept until their batch commits (to write them again on
@@ -1308,8 +1321,7 @@ static void test_consume_commits_by_thumbnail_bytes(void)
 	g_autoptr(PixDir) d = fake_dir("/pix/thumbs", NULL, 960);
 	g_autoptr(sqlite3) db = sql_open(path);
 
-	GThread *t = g_thread_new("store", consume_thread, &job);
-	pix_queue_push(job.in, pix_item_new(PIX_ACT_DIR, d, NULL));
+	GThread *t = consume_start(&job, d);
 	/* 3 MiB of thumbnails each: the third brings the batch past 8 MiB */
 	for (guint i = 0; i < 4; i++) {
 		g_autofree char *name = g_strdup_printf("big%u.jpg", i);
@@ -1324,18 +1336,9 @@ static void test_consume_commits_by_thumbnail_bytes(void)
 		}
 		pix_queue_push(job.in, item);
 	}
-	gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
-	while (sql_int(db, "SELECT count(*) FROM files") < 3 && g_get_monotonic_time() < deadline)
-		g_usleep(10 * 1000);
-	g_assert_cmpint(sql_int(db, "SELECT count(*) FROM files"), >=, 3);
-	pix_queue_close(job.in);
-	g_thread_join(t);
-	g_assert_true(job.ok);
-	g_assert_no_error(job.error);
+	g_assert_cmpint(wait_for_files(db, 3), >=, 3);
+	consume_end(&job, t, path);
 	g_assert_cmpint(sql_int(db, "SELECT count(*) FROM files"), ==, 4);
-	pix_queue_free(job.in);
-	pix_store_free(job.s);
-	assert_integrity(path);
 }
 
 /* --- scan runs --- */
