@@ -85,8 +85,9 @@ gint64 pix_thread_cpu_ns(void);
 gint64 pix_clock_ns(void);
 /* Whether the stages time their metadata reading (PIX_NS_META and
  * PIX_NS_SCAN): only for a report that shows it (scan --json).  Off by
- * default: the clock readings and the shared counters cost 2% of an
- * import of small files (1.5 thread-clock system calls a file). */
+ * default: the clock readings (1.5 thread-clock system calls a file) and
+ * the shared counters made an import of 40,000 small files 1.05x as long
+ * (design.md). */
 void pix_set_meta_timing(gboolean is_on);
 gboolean pix_is_meta_timing(void);
 
