@@ -32,6 +32,10 @@
 #define LISTING_QUEUE 64
 #define READ_QUEUE 4096
 #define STORE_QUEUE 8192
+/* and at most this many bytes of thumbnails: 8,192 items of small JPEGs
+ * carry 49 KB each, 400 MB, which a writer slower than the hashers (a
+ * PostgreSQL catalog over a slow link) would let pile up */
+#define STORE_QUEUE_THUMB_BYTES (16 << 20)
 #define STATUS_INTERVAL_US 250000
 #define READ_BATCH 16          /* files a reader takes at once (not on a spinning disk) */
 
@@ -187,6 +191,12 @@ typedef struct {
 	const gint *is_listing_done; /* for the status line: still walking? */
 } Source;
 
+/* What an item weighs in the store queue. */
+static gint64 item_thumb_bytes(gconstpointer item)
+{
+	return (gint64)pix_thumb_bytes(((const PixItem *)item)->thumb);
+}
+
 /* Runs `src` and the stages after it: readers, hashers, store (on this
  * thread), and the status line. */
 static gboolean run(const PixPipelineConfig *cfg, PixStore *writer, const Source *src, gboolean *is_interrupted,
@@ -196,6 +206,7 @@ static gboolean run(const PixPipelineConfig *cfg, PixStore *writer, const Source
 	guint n_bufs = pix_read_buffer_count(&cfg->read);
 	PixQueue *to_read = pix_queue_new(READ_QUEUE, 1);
 	PixQueue *to_store = pix_queue_new(STORE_QUEUE, 1 + n_hashers);
+	pix_queue_set_weight(to_store, item_thumb_bytes, STORE_QUEUE_THUMB_BYTES);
 	g_autofree PixQueue **to_hash = g_new0(PixQueue *, n_hashers);
 	Status status = { .start_us = g_get_monotonic_time(), .is_walk_done = src->is_listing_done };
 	GThread *status_thread = NULL;

@@ -14,7 +14,8 @@
  *
  * Invariants:
  *  1. 0 <= len <= capacity, and the `len` elements from `head` (mod
- *     capacity) are the queued pointers in push order.
+ *     capacity) are the queued pointers in push order.  With a weight,
+ *     `held` is the sum of their weights (0 when len == 0).
  *  2. open_producers only decreases; pop returns NULL at the end of input
  *     only when open_producers == 0 and len == 0.
  *  3. n_pop_waiters / n_push_waiters count the threads inside g_cond_wait*
@@ -35,11 +36,29 @@ struct PixQueue {
 	guint head;
 	guint len;
 	guint open_producers;
+	PixQueueWeight weight;  /* NULL: bounded by count alone */
+	gint64 max_weight;
+	gint64 held;            /* the queued elements' weight */
 };
 
 static gboolean queue_check(PixQueue *q)
 {
-	return q->len <= q->capacity && q->head < q->capacity;
+	return q->len <= q->capacity && q->head < q->capacity && q->held >= 0 && (q->len > 0 || q->held == 0);
+}
+
+/* Whether a push must wait for room. */
+static gboolean is_full(const PixQueue *q)
+{
+	return q->len == q->capacity || (q->weight != NULL && q->len > 0 && q->held >= q->max_weight);
+}
+
+void pix_queue_set_weight(PixQueue *q, PixQueueWeight weight, gint64 max_weight)
+{
+	g_mutex_lock(&q->lock);
+	g_assert(q->len == 0);
+	q->weight = weight;
+	q->max_weight = max_weight;
+	g_mutex_unlock(&q->lock);
 }
 
 PixQueue *pix_queue_new(guint capacity, guint producers)
@@ -73,7 +92,7 @@ void pix_queue_push_many(PixQueue *q, gpointer *items, guint n)
 	g_mutex_lock(&q->lock);
 	g_assert(q->open_producers > 0);
 	while (done < n) {
-		while (q->len == q->capacity) {
+		while (is_full(q)) {
 			/* a consumer may be waiting for what is already in */
 			if (q->n_pop_waiters > 0)
 				g_cond_signal(&q->not_empty);
@@ -81,18 +100,19 @@ void pix_queue_push_many(PixQueue *q, gpointer *items, guint n)
 			g_cond_wait(&q->not_full, &q->lock);
 			q->n_push_waiters--;
 		}
-		guint room = q->capacity - q->len;
-		for (guint k = 0; k < room && done < n; k++, done++) {
+		for (; done < n && !is_full(q); done++) {
 			g_assert(items[done] != NULL);
 			q->ring[(q->head + q->len) % q->capacity] = items[done];
 			q->len++;
+			if (q->weight != NULL)
+				q->held += q->weight(items[done]);
 		}
 	}
 	g_assert(queue_check(q));
 	if (q->n_pop_waiters > 0)
 		g_cond_signal(&q->not_empty);
 	/* room left: the next producer waiting for it */
-	if (q->len < q->capacity && q->n_push_waiters > 0)
+	if (!is_full(q) && q->n_push_waiters > 0)
 		g_cond_signal(&q->not_full);
 	g_mutex_unlock(&q->lock);
 }
@@ -144,11 +164,13 @@ guint pix_queue_pop_weighed(PixQueue *q, gpointer *out, guint max, PixQueueWeigh
 				break;  /* the first always comes */
 		}
 		out[n++] = q->ring[q->head];
+		if (q->weight != NULL)
+			q->held -= q->weight(q->ring[q->head]);
 		q->ring[q->head] = NULL;
 		q->head = (q->head + 1) % q->capacity;
 		q->len--;
 	}
-	if (n > 0 && q->n_push_waiters > 0)
+	if (n > 0 && !is_full(q) && q->n_push_waiters > 0)
 		g_cond_signal(&q->not_full);
 	/* work left: the next consumer waiting for it (or the end of input) */
 	if ((q->len > 0 || q->open_producers == 0) && q->n_pop_waiters > 0)

@@ -53,6 +53,15 @@ typedef gint64 (*PixQueueWeight)(gconstpointer element);
  * whatever it weighs. */
 guint pix_queue_pop_weighed(PixQueue *q, gpointer *out, guint max, PixQueueWeight weight, gint64 budget,
                             gint64 timeout_us, gboolean *is_timeout);
+/*
+ * Bounds the queue by weight as well as by count: a push waits while the
+ * queue holds `max_weight` or more by `weight` (called under the queue's
+ * lock, once on push and once on pop, so it must give an element the same
+ * weight both times).  An element always enters an empty queue, so the
+ * queue holds at most `max_weight` plus one element's weight.  Call before
+ * the first push.
+ */
+void pix_queue_set_weight(PixQueue *q, PixQueueWeight weight, gint64 max_weight);
 /* One producer is done. */
 void pix_queue_close(PixQueue *q);
 /* Number of elements waiting (a snapshot, for progress and tests). */

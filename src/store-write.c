@@ -833,15 +833,6 @@ static guint batch_len(const Batch *b)
 	return b->n_items + b->looking->len;
 }
 
-/* The bytes of an item's thumbnails. */
-static gsize thumb_bytes(const PixItem *item)
-{
-	gsize n = 0;
-	for (guint i = 0; item->thumb != NULL && i < PIX_THUMB_N_SIZES; i++)
-		n += item->thumb->jpeg[i] != NULL ? g_bytes_get_size(item->thumb->jpeg[i]) : 0;
-	return n;
-}
-
 /* Writes `item` (transfer full) into the open batch (`candidates`,
  * `is_looked`: see store_put()). */
 static gboolean batch_write(PixStore *s, Batch *b, PixItem *item, GHashTable *candidates, gboolean is_looked,
@@ -850,7 +841,7 @@ static gboolean batch_write(PixStore *s, Batch *b, PixItem *item, GHashTable *ca
 	gint64 t0 = g_get_monotonic_time();
 	if (batch_len(b) == 0)
 		b->start_us = t0;
-	b->held_bytes += thumb_bytes(item);
+	b->held_bytes += pix_thumb_bytes(item->thumb);
 	g_ptr_array_add(b->written, item);
 	if (!store_put(s, item, candidates, is_looked, error))
 		return FALSE;
@@ -964,7 +955,7 @@ static gboolean batch_put(PixStore *s, Batch *b, PixItem *item, GError **error)
 	if (is_move_candidate(s, item)) {
 		if (batch_len(b) == 0)
 			b->start_us = g_get_monotonic_time();
-		b->held_bytes += thumb_bytes(item);     /* again if written: a commit a little early */
+		b->held_bytes += pix_thumb_bytes(item->thumb);     /* again if written: a commit a little early */
 		g_ptr_array_add(b->looking, item);
 	} else if (item->action == PIX_ACT_MISSING || item->action == PIX_ACT_DIR_MISSING) {
 		g_ptr_array_add(b->missing, item);

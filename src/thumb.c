@@ -112,6 +112,14 @@ void pix_thumb_free(PixThumb *t)
 	g_free(t);
 }
 
+gsize pix_thumb_bytes(const PixThumb *t)
+{
+	gsize n = 0;
+	for (guint i = 0; t != NULL && i < PIX_THUMB_N_SIZES; i++)
+		n += t->jpeg[i] != NULL ? g_bytes_get_size(t->jpeg[i]) : 0;
+	return n;
+}
+
 /* --- pixels ------------------------------------------------------------------ */
 
 void thumb_pixels_clear(ThumbPixels *p)

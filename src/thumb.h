@@ -81,6 +81,9 @@ typedef struct {
 /* A thumbnail that is only a note (transfer full). */
 PixThumb *pix_thumb_new_note(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 void pix_thumb_free(PixThumb *t);
+/* The bytes of its renditions (0 for NULL or a note): what it holds in
+ * memory while it waits to be written. */
+gsize pix_thumb_bytes(const PixThumb *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PixThumb, pix_thumb_free)
 
 typedef struct PixThumbMaker PixThumbMaker;

@@ -174,4 +174,37 @@ test_expect_success 'with thumbnails the read buffers are 16 MiB unless --max-me
 	grep -q "64 read buffers of 1024 KiB" err
 '
 
+# A writer held back (another process holds the catalog's write lock) must
+# not let the hashers' thumbnails pile up: the store queue holds at most
+# 16 MiB of them.  2,500 images of noise make 64 KB of thumbnails each,
+# 160 MB in all: unbounded, the queue held them (164 MB of peak RSS);
+# bounded, 72 MB.  The lock is taken once the first rows are in (the
+# pipeline is running), and the peak sampled while it is held.  An
+# instrumented build's memory says nothing of the release's.
+test_sqlite_only "another process holds the SQLite catalog's write lock, which holds the writer back"
+test_expect_success 'a writer held back: the thumbnails waiting for it stay within 16 MiB' '
+	mkdir noise &&
+	mkfix jpeg "noise/IMG_%05d.jpg" --count 2500 --width 256 --height 192 --size 50000 --date "2024:01:01 00:00:00" &&
+	age noise &&
+	"$PHOTOIDX" scan --db "$DB" -q --thumbnails noise &
+	scanner=$!
+	i=0; until [ "$(q "select count(*) > 0 from file_thumbnails where path like '\''%/noise/%'\''")" = 1 ] || [ $i = 1000 ]; do sleep 0.02; i=$((i + 1)); done
+	{ echo ".timeout 30000"; echo "BEGIN IMMEDIATE;"; sleep 6; echo "COMMIT;"; } | sqlite3 "$DB" &
+	locker=$!
+	hwm=0
+	while kill -0 $locker 2>/dev/null; do
+		h=$(sed -n "s/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p" /proc/$scanner/status 2>/dev/null) || true
+		[ -n "$h" ] && hwm=$h
+		sleep 0.05
+	done
+	wait $scanner &&
+	echo "peak RSS while the writer waited: $hwm kB" &&
+	test "$(q "select count(*) from file_thumbnails where path like '\''%/noise/IMG_%'\''")" = 2500 &&
+	if [ "${SANITIZE:-}" = 1 ] || [ "${PIX_TEST_VALGRIND:-0}" = 1 ]; then
+		echo "not compared: an instrumented build"
+	else
+		test "$hwm" -gt 0 && test "$hwm" -lt 110000
+	fi
+'
+
 test_done

@@ -381,6 +381,47 @@ static void test_pop_weighed(void)
 	pix_queue_free(q);
 }
 
+/* Bounded by weight: a push waits while the queue holds the bound or
+ * more, whatever the count; a pop that brings it under lets it in; an
+ * element heavier than the bound still enters an empty queue. */
+static void test_push_blocks_by_weight(void)
+{
+	PixQueue *q = pix_queue_new(100, 1);
+	pix_queue_set_weight(q, weight_of, 10);
+	Blocker b = { .q = q, .item = GINT_TO_POINTER(1) };
+
+	pix_queue_push(q, GINT_TO_POINTER(4));
+	pix_queue_push(q, GINT_TO_POINTER(4));
+	pix_queue_push(q, GINT_TO_POINTER(4));  /* 12: at the bound and over */
+	GThread *t = g_thread_new("pusher", push_thread, &b);
+	g_usleep(SETTLE_US);
+	g_assert_cmpint(g_atomic_int_get(&b.is_done), ==, 0);
+	g_assert_cmpuint(pix_queue_length(q), ==, 3);
+
+	g_assert_cmpint(GPOINTER_TO_INT(pix_queue_pop(q)), ==, 4);   /* 8 */
+	wait_for_count(&b.is_done, 1, "a push after a pop brought the weight under the bound");
+	g_thread_join(t);
+	g_assert_cmpuint(pix_queue_length(q), ==, 3);
+	static const int rest[] = { 4, 4, 1 };
+	for (guint i = 0; i < G_N_ELEMENTS(rest); i++)
+		g_assert_cmpint(GPOINTER_TO_INT(pix_queue_pop(q)), ==, rest[i]);
+	g_assert_cmpuint(pix_queue_length(q), ==, 0);
+
+	/* empty, so the heavy one goes in at once; then it alone is over */
+	pix_queue_push(q, GINT_TO_POINTER(20));
+	Blocker b2 = { .q = q, .item = GINT_TO_POINTER(1) };
+	t = g_thread_new("pusher", push_thread, &b2);
+	g_usleep(SETTLE_US);
+	g_assert_cmpint(g_atomic_int_get(&b2.is_done), ==, 0);
+	g_assert_cmpint(GPOINTER_TO_INT(pix_queue_pop(q)), ==, 20);
+	wait_for_count(&b2.is_done, 1, "a push into the emptied queue");
+	g_thread_join(t);
+	g_assert_cmpint(GPOINTER_TO_INT(pix_queue_pop(q)), ==, 1);
+	pix_queue_close(q);
+	g_assert_null(pix_queue_pop(q));
+	pix_queue_free(q);
+}
+
 static void test_length_never_exceeds_capacity(void)
 {
 	PixQueue *q = pix_queue_new(5, 1);
@@ -417,5 +458,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/queue/many-producers-and-consumers", test_many_producers_and_consumers);
 	g_test_add_func("/queue/length-never-exceeds-capacity", test_length_never_exceeds_capacity);
 	g_test_add_func("/queue/pop-weighed-batches", test_pop_weighed);
+	g_test_add_func("/queue/push-blocks-by-weight", test_push_blocks_by_weight);
 	return g_test_run();
 }
