@@ -33,8 +33,8 @@
 #define READ_QUEUE 4096
 #define STORE_QUEUE 8192
 /* and at most this many bytes of thumbnails: 8,192 items of small JPEGs
- * carry 49 KB each, 400 MB, which a writer slower than the hashers (a
- * PostgreSQL catalog over a slow link) would let pile up */
+ * carry 49-64 KB each, 400-500 MB, which a writer slower than the hashers
+ * (a PostgreSQL catalog over a slow link) would let pile up */
 #define STORE_QUEUE_THUMB_BYTES (16 << 20)
 #define STATUS_INTERVAL_US 250000
 #define READ_BATCH 16          /* files a reader takes at once (not on a spinning disk) */
