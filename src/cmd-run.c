@@ -23,8 +23,10 @@
 #define DEFAULT_READ_SIZE (1024 * 1024)
 #define DEFAULT_MAX_MEMORY (64 * 1024 * 1024)
 /* with thumbnails: 24 MP JPEGs no slower than at 64M, 168 small JPEGs
- * and PNGs at 66-82 MB of peak RSS where 64M took 130-145 MB */
-#define THUMBS_MAX_MEMORY (16 * 1024 * 1024)
+ * and PNGs at 82-92 MB of peak RSS where 64M took 130-145 MB (16M:
+ * 68-78 MB, 32M: 94-101 MB); 50 RAW files of 18 MB 0.95x the time of
+ * 16M, whose 8 MiB a hasher left its MD5 lanes 2 to 4 files wide */
+#define THUMBS_MAX_MEMORY (24 * 1024 * 1024)
 #define BATCH_ITEMS 5000
 #define BATCH_US G_USEC_PER_SEC
 
