@@ -14,7 +14,7 @@ VERSION = 0.1.0
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-PKGS = glib-2.0 gio-2.0 libexif sqlite3 libcrypto blkid liburing libjpeg libpng libwebp libheif zlib
+PKGS = glib-2.0 gio-2.0 sqlite3 libcrypto blkid liburing libjpeg libpng libwebp libheif zlib
 # PostgreSQL catalogs need libpq: WITH_PG=0 (the default where libpq's
 # pkg-config file is missing) builds a SQLite-only photoidx (db-nopg.c in
 # place of db-pg.c)

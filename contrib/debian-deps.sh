@@ -11,7 +11,7 @@
 # quick and needs no network.
 set -eu
 
-build="build-essential pkg-config libglib2.0-dev libexif-dev libsqlite3-dev libssl-dev libblkid-dev liburing-dev libpq-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev zlib1g-dev"
+build="build-essential pkg-config libglib2.0-dev libsqlite3-dev libssl-dev libblkid-dev liburing-dev libpq-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev zlib1g-dev"
 # the tests: exiftool for the samples' oracle, python3 for the structural
 # comparison of index.xml, and the real KPhotoAlbum under Xvfb (its "don't
 # ask again" settings are kept only with frameworkintegration), a NAS

@@ -196,7 +196,7 @@ static void fuzz_tiff_check(const guint8 *data, gsize len, guint64 total_len)
 /*
  * A TIFF block: pix_tiff_check() judges it whole and as the first part of
  * a longer file; pix_tiff_read_mem() reads it as IFD0 of each role (main,
- * Exif, GPS); pix_exif_read() (libexif) gets it in APP1 form; and
+ * Exif, GPS); pix_exif_read() gets it in APP1 form; and
  * pix_container_tiff reads it as a file.
  */
 static inline void fuzz_tiff(const guint8 *data, gsize size)

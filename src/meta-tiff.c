@@ -19,10 +19,8 @@
  * from the stream's kept head and tail (KEEP_BYTES each), or are lost.
  * After the file ended the reader runs once more, for real.
  *
- * libexif is not asked: it reaches no further than 64 KiB into a TIFF,
- * and for the part it reaches our reader reads the same tags the same way
- * (the helpers are shared, exif.h).  The structure check judges the head
- * against the file's real length.
+ * The structure check judges the head against the file's real length
+ * (EXIF blocks in other containers are judged as whole blocks, exif.c).
  *
  * Invariants:
  *  1. The structure check judges the file against its real length, so

@@ -1,7 +1,7 @@
 /*
  * meta-value.h: values as files store them (text, numbers, dates, GPS
- * degrees) turned into PixMeta fields, one way for every reader: libexif's
- * (exif.c), our TIFF reader (tiff.c), XMP (meta-xmp.c), QuickTime
+ * degrees) turned into PixMeta fields, one way for every reader: our TIFF
+ * reader (tiff.c, EXIF blocks through exif.c), XMP (meta-xmp.c), QuickTime
  * (meta-bmff.c) and the RAW makers' blocks (meta-crw.c, meta-x3f.c).
  *
  * Thread-safety: pure functions, but for those that store into the
@@ -83,8 +83,8 @@ char *pix_meta_clock_date(gint64 secs);
  * offset (each may be NULL; invalid ones are ignored).  `source` is a
  * static tag name: "DateTimeOriginal", "CreateDate" or "ModifyDate".  A
  * date already known stays, unless it came from a worse one of these
- * three (a ModifyDate read by libexif gives way to the DateTimeOriginal
- * our reader finds beyond its reach, a CR3's CMT1 ModifyDate to CMT2's
+ * three (a ModifyDate of one EXIF block gives way to the DateTimeOriginal
+ * of a later one, a CR3's CMT1 ModifyDate to CMT2's
  * DateTimeOriginal); dates from other sources (XMP, QuickTime) always
  * stay.  Returns TRUE when the date is settled at `source`'s rank or
  * better, FALSE when `date` is blank or garbage (so the caller tries its

@@ -268,30 +268,11 @@ static void add_error(PixItem *item, const char *problem)
 	}
 }
 
-/* An EXIF block in the APP1 form ("Exif\0\0", then the TIFF of `len`
- * bytes at block + 6), the form libexif reads and JPEG keeps: see
- * pix_meta_read_tiff(). */
-static void read_exif_block(PixStream *s, const guint8 *block, gsize len, PixTiffRole role, PixMeta *m)
-{
-	g_autofree char *problem = NULL;
-	const guint8 *tiff = block + 6;
-	/* our structure check names the damage more precisely than libexif,
-	 * which shrugs most of it off */
-	g_autofree char *damage = pix_tiff_check(tiff, len, len);
-	if (role == PIX_TIFF_ROLE_MAIN && !pix_exif_read(block, len + 6, m, &problem) && damage == NULL)
-		pix_stream_problem(s, "%s", problem);
-	if (damage != NULL)
-		pix_stream_problem(s, "corrupt EXIF: %s", damage);
-	pix_tiff_read_mem(tiff, len, role, m);
-}
-
 void pix_meta_read_tiff(PixStream *s, const guint8 *tiff, gsize len, PixTiffRole role, PixMeta *m)
 {
-	/* libexif wants the APP1 form: a copy with the header */
-	g_autofree guint8 *block = g_malloc(len + 6);
-	memcpy(block, "Exif\0\0", 6);
-	memcpy(block + 6, tiff, len);
-	read_exif_block(s, block, len, role, m);
+	g_autofree char *problem = NULL;
+	if (!pix_exif_read_tiff(tiff, len, role, m, &problem))
+		pix_stream_problem(s, "%s", problem);
 }
 
 void pix_meta_read_captured(PixStream *s, GBytes *exif, GBytes *xmp, PixMeta *m)
@@ -328,8 +309,8 @@ static void finish_jpeg(PixMetaParser *mp, PixItem *item)
 	g_autoptr(PixStream) s = pix_stream_new(0, 0);
 	if (info.exif != NULL) {
 		const guint8 *data = g_bytes_get_data(info.exif, &len);
-		/* kept in the APP1 form already: read in place */
-		read_exif_block(s, data, len - 6, PIX_TIFF_ROLE_MAIN, m);
+		/* kept in the APP1 form: the TIFF follows "Exif\0\0" */
+		pix_meta_read_tiff(s, data + 6, len - 6, PIX_TIFF_ROLE_MAIN, m);
 	}
 	/* XMP fills only what EXIF left unknown: EXIF is the camera's record;
 	 * then the extended packet (what did not fit in the main one), then

@@ -267,6 +267,7 @@ typedef struct {
 	guint16 type;
 	guint64 count;
 	guint64 value_off;      /* where the value lies, NO_VALUE when not within the TIFF */
+	guint64 field_off;      /* where its value or offset field lies */
 } Entry;
 
 /* One directory's entries (as many as were at hand). */
@@ -384,6 +385,7 @@ static gboolean read_dir(Reader *r, guint64 off, Dir *d)
 		en->count = rd_uint(r, p + 4, word);
 		guint size = rd_type_size(en->type);
 		en->value_off = NO_VALUE;
+		en->field_off = e + 4 + word;
 		if (size == 0 || en->count > G_MAXUINT32)
 			;       /* an unknown type, or more values than any tag of ours has */
 		else if (en->count * size <= word)
@@ -506,6 +508,23 @@ static guint64 entry_offset(const Reader *r, const Entry *e, guint64 i)
 	    !entry_int(r, e, i, &v) || v <= 0)
 		return 0;
 	return (guint64)v;
+}
+
+/* The Exif or GPS pointer `e` of IFD0 as an offset, 0 for none.  One of
+ * a type that is not an offset's (an ASCII string of 154 bytes, say) is
+ * followed all the same through its value field, as libexif and exiftool
+ * follow it (exiftool warns; the structure check reports it). */
+static guint64 pointer_offset(const Reader *r, const Entry *e)
+{
+	guint64 v = entry_offset(r, e, 0);
+	if (v != 0 || e == NULL || r->is_big_tiff)
+		return v;
+	switch (e->type) {
+	case 4: case 13: case 9: case 16: case 18:
+		return 0;       /* of an offset's type: its value said none */
+	default:
+		return rd_at(r, e->field_off, 4, &v) ? v : 0;
+	}
 }
 
 /* The TIFF header: byte order, version, IFD0's offset (0 when none). */
@@ -684,7 +703,8 @@ static void read_phase_one(const Reader *outer, const Entry *note_entry, PhaseOn
 }
 
 /* Make, model, lens, date, exposure, ISO, orientation from the main
- * directories (each may be empty), with exif.c's precedence. */
+ * directories (each may be empty): each tag from its standard directory,
+ * else the other (IFD0 <-> Exif IFD). */
 static void read_fields(const Reader *r, const Dir *ifd0, const Dir *exif, const Dir *ifd1, PixMeta *m)
 {
 	static const struct {
@@ -862,8 +882,8 @@ void pix_tiff_read(PixTiffGetFn get, void *src, guint64 size, PixTiffRole ifd0_r
 		break;
 	case PIX_TIFF_ROLE_MAIN:
 	default:
-		read_dir(&r, entry_offset(&r, dir_find(&first, TAG_EXIF_IFD), 0), &exif);
-		read_dir(&r, entry_offset(&r, dir_find(&first, TAG_GPS_IFD), 0), &gps);
+		read_dir(&r, pointer_offset(&r, dir_find(&first, TAG_EXIF_IFD)), &exif);
+		read_dir(&r, pointer_offset(&r, dir_find(&first, TAG_GPS_IFD)), &gps);
 		if (first.next != 0)
 			read_dir(&r, first.next, &ifd1);
 		read_fields(&r, &first, &exif, &ifd1, m);

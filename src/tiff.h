@@ -1,11 +1,12 @@
 /*
  * tiff.h: our own reader of TIFF structure (the IFDs behind EXIF in JPEG,
- * TIFF and TIFF-based RAW files), independent of libexif.
+ * TIFF and TIFF-based RAW files), the only one: EXIF blocks come here
+ * through exif.c.
  *
- * libexif accepts a great deal of damage silently (IFDs that overlap,
- * values pointing outside the block, sub-IFD pointers of the wrong type,
- * IFD loops); an indexer must say that a file is damaged, so this walks
- * the structure itself and reports the first problem it finds.
+ * Readers such as libexif accept a great deal of damage silently (IFDs
+ * that overlap, values pointing outside the block, sub-IFD pointers of the
+ * wrong type, IFD loops); an indexer must say that a file is damaged, so
+ * this walks the structure itself and reports the first problem it finds.
  *
  * Thread-safety: pure functions of their arguments.
  */
@@ -49,19 +50,23 @@ typedef const guint8 *(*PixTiffGetFn)(void *src, guint64 off, gsize len);
 /*
  * Our own reader of the fields PixMeta holds (make, model, lens, dates
  * with sub-seconds and offsets, exposure, f-number, ISO, focal length,
- * orientation, GPS, pixel size of the main image), for what libexif cannot
- * reach: offsets past 64 KiB, RAW files' own directories (SubIFDs, RW2's
- * IFD0 tags), blocks whose IFD0 is an Exif or GPS directory.  Fills only
- * fields unknown in `m` (NULL, NAN, -1), so libexif's values, read first,
- * keep precedence; a date from a worse tag gives way (see
- * pix_exif_set_date()).  Bytes come from `get` (a TIFF of `size` bytes);
+ * orientation, GPS, pixel size of the main image), wherever they lie:
+ * offsets past 64 KiB, RAW files' own directories (SubIFDs, RW2's IFD0
+ * tags), blocks whose IFD0 is an Exif or GPS directory.  Fills only
+ * fields unknown in `m` (NULL, NAN, -1), so an earlier source (another
+ * block, a container's own fields) keeps precedence; a date from a worse
+ * tag gives way (see pix_meta_set_exif_date()).  Bytes come from `get` (a TIFF of `size` bytes);
  * what it cannot get is skipped.  Never fails: damage is
  * pix_tiff_check()'s job.  Classic TIFF, BigTIFF, RW2 and ORF headers.
  *
- * The tags are read as exif.c reads them (IFD0 <-> Exif IFD fallbacks,
- * GPS from the GPS IFD only).  A directory whose entries run past `size`
- * is skipped whole, as exiftool does (its count is the damage); one that
- * is merely not at hand keeps the entries before the gap.
+ * The tags are read where the standard puts them, falling back to the
+ * other main directory where files put them wrongly (IFD0 <-> Exif IFD),
+ * GPS tags from the GPS IFD only (their numbers collide with the
+ * Interoperability IFD's); an Exif or GPS pointer of the wrong type is
+ * followed through its value field, as libexif and exiftool follow it.
+ * A directory whose entries run past `size` is skipped whole, as exiftool
+ * does (its count is the damage); one that is merely not at hand keeps the
+ * entries before the gap.
  *
  * Pixel size (role MAIN only, set when both are unknown), as exiftool
  * reports ImageWidth/ImageHeight for TIFF and TIFF-based RAW files: the

@@ -2,7 +2,7 @@
 # Formats beyond JPEG, on files built here: XMP sidecars linked to their
 # images (both naming conventions) and used for what the image lacks; a
 # file typed by its content whatever its extension; a TIFF whose directory
-# lies past libexif's 64 KiB reach; a movie's duration and OpenSubtitles
+# lies past 64 KiB (libexif's reach, once); a movie's duration and OpenSubtitles
 # hash; and a catalog of the previous schema reading again the files it
 # could not read metadata from before.  (Every format against exiftool, on
 # the real samples: t1003.  Parsers byte by byte: the unit tests.)

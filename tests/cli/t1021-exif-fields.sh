@@ -2,7 +2,7 @@
 # The EXIF fields front ends keep in their own databases (KPhotoAlbum's
 # exif-info.db): ApertureValue, ExposureProgram, MeteringMode, Flash, the
 # GPS fix's time and the camera's heading, and the description; from
-# JPEG (libexif), TIFF (our reader) and XMP; a catalog of schema 5 gains
+# JPEG's EXIF, TIFF and XMP; a catalog of schema 5 gains
 # the columns without reading a file, and `scan --reread` fills them; and
 # on the real samples, the values equal exiftool's.
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,7 @@
 /*
- * test-exif.c: unit tests of src/exif.h, the EXIF block decoder.
+ * test-exif.c: unit tests of src/exif.h, the EXIF block decoder (our TIFF
+ * reader since issue 24; libexif before, whose behaviour these tests
+ * pinned down, so they hold the reader to it).
  *
  * The EXIF blocks come from fixture JPEGs (tests/tools/mkfixture through
  * pix_test_mkfixture(); the tests skip without it): the APP1 payload,
@@ -11,7 +13,7 @@
  * Covered: every PixMeta field pix_exif_read() fills; GPS signs for the
  * four hemispheres and below sea level; the date, with sub-seconds and
  * offset, and its fallbacks; fields absent from the block stay unknown
- * (libexif must not invent tags); fields already set are not overwritten;
+ * (the reader must not invent tags); fields already set are not overwritten;
  * Latin-1 strings become UTF-8; blocks without a TIFF header fail with a
  * problem text; truncated and mutated blocks never crash and never leave
  * invalid values.  With the shared samples present, a few real files are

@@ -851,7 +851,7 @@ static void test_finish_formats_without_metadata(void)
 }
 
 /* Mutated JPEGs and TIFFs through the whole parser (format sniffing, the
- * JPEG stream, the TIFF check, libexif): any verdict but a crash, and the
+ * JPEG stream, the TIFF check and reader): any verdict but a crash, and the
  * metadata that comes out is well-formed. */
 static void test_finish_hostile_inputs(void)
 {

@@ -482,6 +482,39 @@ static void test_sub_ifd_pointers(void)
 	}
 }
 
+/* A pointer of the wrong type is damage, but its value field still says
+ * where the directory is: libexif and exiftool follow it (the sample
+ * ianare/30-type_error.jpg has an Exif pointer of type ASCII, count 154,
+ * and exiftool reads its DateTimeOriginal), and so does our reader. */
+static void test_read_wrong_type_pointers(void)
+{
+	static const struct {
+		guint16 type;
+		guint32 count;
+	} kinds[] = { { T_ASCII, 154 }, { T_ASCII, 4 }, { T_RATIONAL, 1 }, { T_BYTE, 2 } };
+
+	for (guint big = 0; big < 2; big++) {
+		for (guint k = 0; k < G_N_ELEMENTS(kinds); k++) {
+			Block b = build_block(big);
+			put_entry(&b, IFD0_EXIF_PTR, 0x8769, kinds[k].type, kinds[k].count, EXIF_IFD);
+			g_autofree char *problem = check(&b);
+			g_assert_nonnull(problem);
+			g_autoptr(PixMeta) m = pix_meta_new();
+			pix_tiff_read_mem(b.data, b.len, PIX_TIFF_ROLE_MAIN, m);
+			g_assert_cmpfloat_with_epsilon(m->exposure_s, 1.0 / 250, 1e-12);
+			g_assert_cmpstr(m->make, ==, "Canon");
+			g_free(b.data);
+		}
+		/* of an offset's type, a value of 0 still means none */
+		Block b = build_block(big);
+		put_entry(&b, IFD0_EXIF_PTR, 0x8769, T_LONG, 1, 0);
+		g_autoptr(PixMeta) m = pix_meta_new();
+		pix_tiff_read_mem(b.data, b.len, PIX_TIFF_ROLE_MAIN, m);
+		g_assert_true(isnan(m->exposure_s));
+		g_free(b.data);
+	}
+}
+
 static void damage_exif_ptr_to_ifd0(Block *b)
 {
 	put32(b, IFD0_EXIF_PTR + 8, IFD0);
@@ -815,7 +848,7 @@ static void test_read_fields(void)
 	}
 }
 
-/* Directories and values where libexif cannot go. */
+/* Directories and values past 64 KiB (where libexif, once read first, could not go). */
 static void test_read_past_64k(void)
 {
 	static const struct {
@@ -1692,6 +1725,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/tiff/headers", test_headers);
 	g_test_add_func("/tiff/random-mutations", test_random_mutations);
 	g_test_add_func("/tiff/read/fields", test_read_fields);
+	g_test_add_func("/tiff/read/wrong-type-pointers", test_read_wrong_type_pointers);
 	g_test_add_func("/tiff/read/past-64k", test_read_past_64k);
 	g_test_add_func("/tiff/read/only-unknown", test_read_only_unknown);
 	g_test_add_func("/tiff/read/roles", test_read_roles);
