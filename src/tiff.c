@@ -500,12 +500,18 @@ static char *entry_text(const Reader *r, const Entry *e)
 	return pix_meta_text(r->get(r->src, e->value_off, len), len);
 }
 
+/* Whether a field of `type` holds offsets: LONG, IFD, SLONG (seen in the
+ * wild), and BigTIFF's LONG8 and IFD8. */
+static gboolean is_offset_type(guint16 type)
+{
+	return type == 4 || type == 13 || type == 9 || type == 16 || type == 18;
+}
+
 /* A SubIFD, Exif or GPS pointer's value `i` as an offset, 0 for none. */
 static guint64 entry_offset(const Reader *r, const Entry *e, guint64 i)
 {
 	gint64 v;
-	if (e == NULL || (e->type != 4 && e->type != 13 && e->type != 9 && e->type != 16 && e->type != 18) ||
-	    !entry_int(r, e, i, &v) || v <= 0)
+	if (e == NULL || !is_offset_type(e->type) || !entry_int(r, e, i, &v) || v <= 0)
 		return 0;
 	return (guint64)v;
 }
@@ -513,18 +519,14 @@ static guint64 entry_offset(const Reader *r, const Entry *e, guint64 i)
 /* The Exif or GPS pointer `e` of IFD0 as an offset, 0 for none.  One of
  * a type that is not an offset's (an ASCII string of 154 bytes, say) is
  * followed all the same through its value field, as libexif and exiftool
- * follow it (exiftool warns; the structure check reports it). */
+ * follow it (exiftool warns; the structure check reports it); one of an
+ * offset's type whose value is 0 means none. */
 static guint64 pointer_offset(const Reader *r, const Entry *e)
 {
-	guint64 v = entry_offset(r, e, 0);
-	if (v != 0 || e == NULL || r->is_big_tiff)
-		return v;
-	switch (e->type) {
-	case 4: case 13: case 9: case 16: case 18:
-		return 0;       /* of an offset's type: its value said none */
-	default:
-		return rd_at(r, e->field_off, 4, &v) ? v : 0;
-	}
+	guint64 v;
+	if (e == NULL || is_offset_type(e->type) || r->is_big_tiff)
+		return entry_offset(r, e, 0);
+	return rd_at(r, e->field_off, 4, &v) ? v : 0;
 }
 
 /* The TIFF header: byte order, version, IFD0's offset (0 when none). */
