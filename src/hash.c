@@ -231,7 +231,9 @@ static void hold(File *f, const guint8 *data, gsize len)
 	g_byte_array_append(f->held, data, (guint)len);
 }
 
-static void file_reset(PixHasher *h, File *f)
+/* Makes the File ready for the first pass over its item's bytes, or for
+ * another (`is_again`: the file changed while it was read). */
+static void file_reset(PixHasher *h, File *f, gboolean is_again)
 {
 	while (f->head != NULL)
 		pop_chunk(f);
@@ -253,6 +255,9 @@ static void file_reset(PixHasher *h, File *f)
 		f->meta = pix_meta_parser_new();
 	else
 		pix_meta_parser_reset(f->meta);
+	/* a file read again changed size: its listed size is no guide */
+	if (!is_again)
+		pix_meta_parser_expect_size(f->meta, (guint64)MAX(f->item->st.size_bytes, 0));
 	if (f->item->want_thumb) {
 		if (f->thumb == NULL)
 			f->thumb = pix_thumb_maker_new();
@@ -389,7 +394,7 @@ static File *file_of(PixHasher *h, PixChunk *c)
 	if (c->flags & PIX_CHUNK_START) {
 		File *f = file_get(h);
 		f->item = c->item;
-		file_reset(h, f);
+		file_reset(h, f, FALSE);
 		if (!(c->flags & PIX_CHUNK_END)) {
 			g_hash_table_insert(h->open, f->item, f);
 			f->is_open = TRUE;
@@ -406,7 +411,7 @@ void pix_hasher_take(PixHasher *h, PixChunk *c)
 	File *f = file_of(h, c);
 	h->stats.n_visits++;
 	if (c->flags & PIX_CHUNK_RESTART) {
-		file_reset(h, f);
+		file_reset(h, f, TRUE);
 		list_remove(h, f);
 	}
 	if (c->len > 0) {

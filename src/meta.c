@@ -45,6 +45,7 @@ struct PixMetaParser {
 	PixStream *stream;      /* FMT_CONTAINER, or a video (for its hash) */
 	void *state;            /* the container's */
 	guint64 total_bytes;    /* bytes fed so far */
+	guint64 expect_size;    /* the file's size as listed, or 0 */
 };
 
 /* Magic numbers: offset, bytes, what they mean; a NULL container means no
@@ -197,6 +198,12 @@ void pix_meta_parser_free(PixMetaParser *mp)
 	g_free(mp);
 }
 
+void pix_meta_parser_expect_size(PixMetaParser *mp, guint64 size)
+{
+	g_assert(mp->total_bytes == 0);
+	mp->expect_size = size;
+}
+
 /* Sets up the parser for the format decided: the container's stream (a
  * video's also keeps both ends for its hash). */
 static void begin(PixMetaParser *mp)
@@ -212,8 +219,10 @@ static void begin(PixMetaParser *mp)
 		keep_head = MAX(keep_head, OSDB_BYTES);
 		keep_tail = MAX(keep_tail, OSDB_BYTES);
 	}
-	if (mp->container != NULL || mp->media == PIX_MEDIA_VIDEO)
+	if (mp->container != NULL || mp->media == PIX_MEDIA_VIDEO) {
 		mp->stream = pix_stream_new(keep_head, keep_tail);
+		pix_stream_expect_size(mp->stream, mp->expect_size);
+	}
 	if (mp->container != NULL)
 		mp->state = mp->container->start(mp->stream);
 }

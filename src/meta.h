@@ -27,6 +27,10 @@ void pix_meta_parser_free(PixMetaParser *mp);
 /* Makes the parser as new, for the next file (or a file read again from
  * its start): a hasher keeps one per file it holds, not one per file. */
 void pix_meta_parser_reset(PixMetaParser *mp);
+/* The file's size as listed (0: not known), after a reset and before the
+ * first byte: spares copies of bytes its structures at the end will not
+ * need (pix_stream_expect_size()). */
+void pix_meta_parser_expect_size(PixMetaParser *mp, guint64 size);
 /* The next `len` bytes of the file. */
 void pix_meta_parser_feed(PixMetaParser *mp, const guint8 *data, gsize len);
 /*

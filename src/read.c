@@ -50,14 +50,21 @@ struct PixBuf {
 struct PixBufPool {
 	gint ref_count;         /* the readers, plus one per buffer in use */
 	GMutex lock;
-	GCond freed;
+	GCond freed;            /* a buffer came back */
 	guint n_waiters;        /* readers waiting on `freed` */
+	GCond *share_freed;     /* per output queue: a buffer of its DATA came
+	                           back (only the readers of that consumer
+	                           wake, one per buffer) */
+	guint *n_share_waiters; /* per output queue: readers waiting on it */
+	gint *n_large;          /* per output queue: files of several reads
+	                           being read for it (atomic) */
 	GSList *free_bufs;      /* PixBuf* */
 	guint n_allocated;
 	guint max;
 	gsize buf_bytes;
 	gint64 *pending_bytes;  /* per output queue: DATA bytes not yet freed
 	                           (atomic; here because chunks outlive readers) */
+	guint n_out;
 };
 
 struct PixReaders {
@@ -98,6 +105,11 @@ static void pool_unref(PixBufPool *pool)
 	if (!g_atomic_int_dec_and_test(&pool->ref_count))
 		return;
 	g_slist_free_full(pool->free_bufs, buf_free);
+	for (guint i = 0; i < pool->n_out; i++)
+		g_cond_clear(&pool->share_freed[i]);
+	g_free(pool->share_freed);
+	g_free(pool->n_share_waiters);
+	g_free(pool->n_large);
 	g_free(pool->pending_bytes);
 	g_mutex_clear(&pool->lock);
 	g_cond_clear(&pool->freed);
@@ -143,8 +155,10 @@ static void buf_ref(PixBuf *buf)
 	g_atomic_int_inc(&buf->refs);
 }
 
-/* Drops a reference; the last gives the buffer back to its pool. */
-static void buf_unref(PixBuf *buf)
+/* Drops a reference; the last gives the buffer back to its pool, and
+ * wakes the readers waiting for a buffer and one waiting for the share of
+ * the consumer whose load counter is `pending` (when not NULL). */
+static void buf_unref(PixBuf *buf, const gint64 *pending)
 {
 	if (!g_atomic_int_dec_and_test(&buf->refs))
 		return;
@@ -153,7 +167,13 @@ static void buf_unref(PixBuf *buf)
 	pool->free_bufs = g_slist_prepend(pool->free_bufs, buf);
 	/* a futex call only for a reader that waits */
 	if (pool->n_waiters > 0)
-		g_cond_broadcast(&pool->freed);   /* a buffer, or a consumer's share */
+		g_cond_broadcast(&pool->freed);
+	if (pending != NULL) {
+		gsize k = (gsize)(pending - pool->pending_bytes);
+		g_assert(k < pool->n_out);
+		if (pool->n_share_waiters[k] > 0)
+			g_cond_signal(&pool->share_freed[k]);
+	}
 	g_mutex_unlock(&pool->lock);
 	pool_unref(pool);
 }
@@ -165,7 +185,7 @@ void pix_chunk_free(PixChunk *c)
 	if (c->pending_bytes != NULL)
 		__atomic_sub_fetch(c->pending_bytes, (gint64)c->len, __ATOMIC_RELAXED);
 	if (c->buf != NULL)
-		buf_unref(c->buf);
+		buf_unref(c->buf, c->pending_bytes);
 	g_free(c->error);
 	g_free(c);
 }
@@ -197,21 +217,43 @@ static void throttle(PixReaders *r, gsize n)
 	}
 }
 
-/* The output queue with the fewest bytes waiting to be consumed; ties go
- * round-robin, so idle consumers all get work. */
-static guint pick_out(PixReaders *r)
+guint pix_read_pick(const gint *n_large, const gint64 *pending, guint n, guint start)
 {
-	guint start = (guint)g_atomic_int_add((gint *)&r->next_out, 1) % r->n_out;
-	guint best = start;
-	gint64 best_load = __atomic_load_n(&r->pool->pending_bytes[start], __ATOMIC_RELAXED);
-	for (guint k = 1; k < r->n_out; k++) {
-		guint i = (start + k) % r->n_out;
-		gint64 load = __atomic_load_n(&r->pool->pending_bytes[i], __ATOMIC_RELAXED);
-		if (load < best_load) {
-			best = i;
-			best_load = load;
+	guint best = start % n;
+	for (guint k = 1; k < n; k++) {
+		guint i = (start + k) % n;
+		gint64 load = __atomic_load_n(&pending[i], __ATOMIC_RELAXED);
+		gint64 best_load = __atomic_load_n(&pending[best], __ATOMIC_RELAXED);
+		if (n_large != NULL) {
+			gint files = g_atomic_int_get(&n_large[i]), best_files = g_atomic_int_get(&n_large[best]);
+			if (files != best_files) {
+				if (files < best_files)
+					best = i;
+				continue;
+			}
 		}
+		if (load < best_load)
+			best = i;
 	}
+	return best;
+}
+
+/* The output queue for a batch of small files, or (`is_large`) for a file
+ * of several reads, which it counts in: read_fd() counts it out when the
+ * file's last message is gathered.  Ties go round-robin, so idle
+ * consumers all get work.  A hasher runs the MD5 of the large files it is
+ * given side by side in SIMD lanes, as many as have bytes ready; given by
+ * load alone, they went to the hasher that was not busy decoding a
+ * preview when they started, so that one ran 9 to 16 of them at once and
+ * the other 2 or 3 (50 RAW files of 18 MB with thumbnails, 32 readers, 2
+ * hashers). */
+static guint pick_out(PixReaders *r, gboolean is_large)
+{
+	PixBufPool *pool = r->pool;
+	guint start = (guint)g_atomic_int_add((gint *)&r->next_out, 1) % r->n_out;
+	guint best = pix_read_pick(is_large ? pool->n_large : NULL, pool->pending_bytes, r->n_out, start);
+	if (is_large)
+		g_atomic_int_inc(&pool->n_large[best]);
 	return best;
 }
 
@@ -318,8 +360,13 @@ typedef struct {
 #define PENDING_NS G_GINT64_CONSTANT(10000000) /* longest a message waits for its batch */
 #define PENDING_MAX 64   /* messages a reader gathers before handing them on */
 #define SHARE_ALIGN 64   /* where a small file's bytes start in a shared buffer */
-#define SHARE_BYTES (256 * 1024) /* of a shared buffer used: the pages a batch of small
-                                  files touches, not the whole buffer */
+/* Of a shared buffer, the bytes small files use: the pages a batch of
+ * them touches, not the whole buffer; at most a quarter of a read, so
+ * that the small files the pool holds at once do not grow as reads
+ * shrink (with thumbnails, reads of 512 KiB: 48 buffers using 256 KiB each
+ * held twice the images of 24 of 1 MiB, and peak RSS on 168 small images
+ * rose from 78-95 MB to 81-105). */
+#define SHARE_BYTES (256 * 1024)
 
 /* One reader thread's state across the files of a batch. */
 typedef struct {
@@ -360,7 +407,7 @@ static void emit(Reader *rd, PixChunk *c)
 static void drop_shared(Reader *rd)
 {
 	if (rd->shared != NULL)
-		buf_unref(g_steal_pointer(&rd->shared));
+		buf_unref(g_steal_pointer(&rd->shared), NULL);
 }
 
 /* A buffer from the pool; before waiting for one, everything this reader
@@ -395,7 +442,7 @@ static PixBuf *room_in(Reader *rd, gsize want, gboolean is_wait, guint8 **data)
 		return buf;
 	}
 	gsize at = (rd->shared_used + SHARE_ALIGN - 1) & ~(gsize)(SHARE_ALIGN - 1);
-	if (rd->shared == NULL || at + want > MAX(MIN(whole, SHARE_BYTES), want)) {
+	if (rd->shared == NULL || at + want > MAX(MIN(whole / 4, SHARE_BYTES), want)) {
 		guint8 *unused;
 		PixBuf *buf = room_in(rd, whole, is_wait, &unused);
 		if (buf == NULL)
@@ -434,9 +481,9 @@ static void wait_for_share(Reader *rd)
 	drop_shared(rd);
 	g_mutex_lock(&pool->lock);
 	while (__atomic_load_n(pending, __ATOMIC_RELAXED) >= share && !is_dropping(r)) {
-		pool->n_waiters++;
-		g_cond_wait_until(&pool->freed, &pool->lock, g_get_monotonic_time() + 2000);
-		pool->n_waiters--;
+		pool->n_share_waiters[rd->out_index]++;
+		g_cond_wait_until(&pool->share_freed[rd->out_index], &pool->lock, g_get_monotonic_time() + 2000);
+		pool->n_share_waiters[rd->out_index]--;
 	}
 	g_mutex_unlock(&pool->lock);
 }
@@ -558,7 +605,7 @@ static gboolean finish_whole(Reader *rd, PixItem *item, int fd, PixBuf *buf, gui
 	if (n > 0)
 		c = data_chunk(rd, item, buf, data, (gsize)n);
 	else
-		buf_unref(buf);   /* an empty file: END alone, as read_fd() sends it */
+		buf_unref(buf, NULL);   /* an empty file: END alone, as read_fd() sends it */
 	emit_end(rd, item, c, PIX_CHUNK_START, &ending);
 	return TRUE;
 }
@@ -578,6 +625,7 @@ static void read_fd(Reader *rd, PixItem *item, const char *path, int fd, int err
 	gboolean is_uncached = FALSE;   /* reading with RWF_DONTCACHE */
 	struct stat st;
 	PixStat before, after;
+	gint *n_large = NULL;           /* the count this file is in */
 
 	if (fd < 0) {
 		if (err == ENOENT || err == ENOTDIR) {
@@ -601,13 +649,14 @@ static void read_fd(Reader *rd, PixItem *item, const char *path, int fd, int err
 	}
 	if (before.size_bytes > (gint64)r->cfg.read_bytes) {
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-		/* a file of several reads goes to the least loaded consumer on
-		 * its own, not with its batch: a batch's large files all on one
-		 * hasher left the others idle (50 RAW files of 18 MB with
-		 * thumbnails, 2 hashers: one busy, one half idle) */
+		/* a file of several reads goes to a consumer of its own
+		 * (pick_out()), not with its batch: a batch's large files
+		 * all on one hasher left the others idle (50 RAW files of
+		 * 18 MB with thumbnails, 2 hashers: one busy, one half idle) */
 		flush(rd);
-		rd->out_index = pick_out(r);
+		rd->out_index = pick_out(r, TRUE);
 		rd->out = r->out[rd->out_index];
+		n_large = &r->pool->n_large[rd->out_index];
 	}
 	is_uncached = !r->cfg.is_keep_cache && !is_dontcache_refused(r, before.dev);
 
@@ -628,7 +677,7 @@ static void read_fd(Reader *rd, PixItem *item, const char *path, int fd, int err
 			PixBuf *buf = room_for(rd, room, &data);
 			gssize n = read_full(r, fd, before.dev, data, room, total, before.size_bytes - total, &is_uncached);
 			if (n <= 0) {
-				buf_unref(buf);
+				buf_unref(buf, NULL);
 				if (n < 0) {
 					err = (int)-n;
 					/* a FIFO or device in the place of the file listed
@@ -695,6 +744,8 @@ done:
 			pix_warn("cannot index '%s': %s (skipping)", q, ending.error);
 	}
 	emit_end(rd, item, held, owed, &ending);
+	if (n_large != NULL)
+		g_atomic_int_add(n_large, -1);
 }
 
 /* Opens and reads one file with blocking system calls. */
@@ -755,13 +806,13 @@ static void read_batch_uring(Reader *rd, PixItem **items, guint n)
 		PixItem *item = items[i];
 		if (is_dropping(r)) {
 			if (held[i] != NULL)
-				buf_unref(held[i]);
+				buf_unref(held[i], NULL);
 			pix_item_free(item);
 		} else if (held[i] != NULL && res[i] == item->st.size_bytes && finish_whole(rd, item, fds[i], held[i], bufs[i], res[i])) {
 			/* done */
 		} else {
 			if (held[i] != NULL)
-				buf_unref(held[i]);
+				buf_unref(held[i], NULL);
 			if (res[i] == -EOPNOTSUPP || res[i] == -EINVAL)
 				refuse_dontcache(r, item->st.dev);
 			read_fd(rd, item, paths[i], fds[i] >= 0 ? fds[i] : -1, fds[i] < 0 ? -fds[i] : 0);
@@ -795,7 +846,7 @@ static gpointer reader_main(gpointer data)
 	while ((n = pix_queue_pop_weighed(r->in, items, r->cfg.batch_files, item_bytes, budget, -1, NULL)) > 0) {
 		/* a batch goes to one consumer, in one hand-off per
 		 * PENDING_MAX messages */
-		rd.out_index = pick_out(r);
+		rd.out_index = pick_out(r, FALSE);
 		rd.out = r->out[rd.out_index];
 		if (rd.uring != NULL && n > 1) {
 			read_batch_uring(&rd, (PixItem **)items, n);
@@ -833,6 +884,12 @@ PixReaders *pix_read_start(const PixReadConfig *cfg, PixQueue *in, PixQueue **ou
 	r->pool->buf_bytes = cfg->read_bytes;
 	r->pool->max = pix_read_buffer_count(cfg);
 	r->pool->pending_bytes = g_new0(gint64, n_out);
+	r->pool->n_out = n_out;
+	r->pool->share_freed = g_new0(GCond, n_out);
+	r->pool->n_share_waiters = g_new0(guint, n_out);
+	r->pool->n_large = g_new0(gint, n_out);
+	for (guint i = 0; i < n_out; i++)
+		g_cond_init(&r->pool->share_freed[i]);
 	g_mutex_init(&r->rate_lock);
 	g_mutex_init(&r->dontcache_lock);
 	r->no_dontcache = g_hash_table_new(g_direct_hash, g_direct_equal);

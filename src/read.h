@@ -13,7 +13,9 @@
  * changed while it was read and is being read again from its start: the
  * consumer discards what it has before taking the message's data.
  * Each file goes to the output queue with the fewest bytes read and not yet
- * consumed, so the consumers share the work whatever the file sizes.
+ * consumed, so the consumers share the work whatever the file sizes; a
+ * file of several reads first to the one with the fewest such files being
+ * read for it, so that each hashes as many side by side (pix_read_pick()).
  *
  * Thread-safety: pix_read_start()/pix_read_join() on one thread; chunks
  * may be freed on any thread.
@@ -90,6 +92,14 @@ typedef struct PixReaders PixReaders;
 /* How many buffers the pool may hold: --max-memory over --read-size,
  * between 2 and PIX_READ_MAX_BUFFERS. */
 guint pix_read_buffer_count(const PixReadConfig *cfg);
+/*
+ * The rule that picks a file's output queue, of `n`: the one with the
+ * fewest files of several reads being read for it (`n_large`, per queue;
+ * NULL for a batch of small files, which goes by bytes alone), then the
+ * fewest bytes read and not yet consumed (`pending`), ties to the first
+ * from `start` on.  Reads the counters atomically.
+ */
+guint pix_read_pick(const gint *n_large, const gint64 *pending, guint n, guint start);
 
 /*
  * Starts cfg->n_readers threads popping PixItems from `in` and sending

@@ -77,12 +77,15 @@ guint pix_sched_readers(PixDeviceClass c, gboolean is_thumbnails)
 	 * (virtio disk, 2 cores, against 16 readers: 200,000 files of 1.3 KB
 	 * 0.93x warm and 0.89x cold, a card of 5 MB JPEGs 0.91x cold and
 	 * 1.06x warm; 2 and 4 readers alike within 5%).  With thumbnails a
-	 * reader holds one large file at a time, and 4 left the MD5 lanes
-	 * mostly 1 or 2 streams wide: 8 read 50 RAW files of 18 MB in
-	 * 1.53 s against 1.64 (0.93x, 6% less processor time), camera JPEGs
-	 * and small files alike within 1% */
+	 * reader holds one large file at a time, and each hasher runs the
+	 * MD5 of as many side by side as have bytes ready: 4 readers left
+	 * the lanes mostly 1 or 2 streams wide, 8 read 50 RAW files of
+	 * 18 MB in 1.53 s against 1.64 (0.93x, 6% less processor time), and
+	 * 16 (in reads of 512 KiB, cmd-run.c, and spread by count,
+	 * read.c) run them 5 to 8 wide where 8 ran 2 to 5: 0.88x the time
+	 * and 0.94x the processor time, camera JPEGs 0.98x */
 	if (pix_sched_is_uring(c) && is_thumbnails)
-		return 8;
+		return 16;
 	if (pix_sched_is_uring(c))
 		return 4;
 	return 16;

@@ -68,6 +68,7 @@ struct PixStream {
 	gsize keep_tail;
 	gsize tail_len;
 	guint64 tail_off;
+	guint64 expect_size;    /* the file's size as listed, or 0 */
 
 	GPtrArray *pending;     /* Want* waiting for bytes */
 	GPtrArray *ready;       /* Want* to call back */
@@ -123,6 +124,12 @@ PixStream *pix_stream_new(gsize keep_head, gsize keep_tail)
 	s->ready = g_ptr_array_new();
 	s->problems = g_ptr_array_new_with_free_func(g_free);
 	return s;
+}
+
+void pix_stream_expect_size(PixStream *s, guint64 size)
+{
+	g_assert(s->pos == 0 && s->piece == NULL);
+	s->expect_size = size;
 }
 
 static void want_free(Want *w)
@@ -314,11 +321,18 @@ static void keep(PixStream *s, const guint8 *data, gsize len)
 	if (s->tail == NULL)
 		s->tail = g_malloc(s->keep_tail);
 	guint64 end = s->pos + len;
-	if (len >= s->keep_tail) {
-		memcpy(s->tail, data + len - s->keep_tail, s->keep_tail);
-		s->tail_len = s->keep_tail;
+	/* the tail's window: the last keep_tail bytes, or, while the end of
+	 * the file as listed is farther, those from its last keep_tail bytes
+	 * on, and at least PIX_STREAM_BACK: it starts no later than it did */
+	gsize win = s->keep_tail;
+	if (s->expect_size > s->keep_tail && end <= s->expect_size)
+		win = (gsize)MIN((guint64)s->keep_tail, MAX((guint64)PIX_STREAM_BACK,
+		                                           end - MIN(end, s->expect_size - s->keep_tail)));
+	if (len >= win) {
+		memcpy(s->tail, data + len - win, win);
+		s->tail_len = win;
 	} else {
-		gsize keep_old = MIN(s->tail_len, s->keep_tail - len);
+		gsize keep_old = MIN(s->tail_len, win - len);
 		memmove(s->tail, s->tail + s->tail_len - keep_old, keep_old);
 		memcpy(s->tail + keep_old, data, len);
 		s->tail_len = keep_old + len;

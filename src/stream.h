@@ -50,6 +50,13 @@ typedef void (*PixStreamFn)(PixStream *s, void *ctx, guint64 arg, guint64 off, c
  * bytes of the file (each may be 0; the tail is at least PIX_STREAM_BACK),
  * for pix_stream_peek() and for ranges asked for after they went by. */
 PixStream *pix_stream_new(gsize keep_head, gsize keep_tail);
+/* The file's size as listed, before its first byte is fed: while the
+ * bytes fed end farther than keep_tail from it, the tail keeps only
+ * PIX_STREAM_BACK of them (copying every piece's last keep_tail bytes cost
+ * a file of 18 MB in 256 KiB reads a copy of all of it).  A file that
+ * ends before that size then has less of its tail kept (its read changed
+ * under it, and is read again); one that grows keeps its whole tail. */
+void pix_stream_expect_size(PixStream *s, guint64 size);
 /* Accepts NULL. */
 void pix_stream_free(PixStream *s);
 

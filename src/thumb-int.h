@@ -34,8 +34,12 @@ void thumb_pixels_clear(ThumbPixels *p);
  */
 typedef struct {
 	guint sw, sh, tw, th, c;
-	guint *xmap;          /* source x -> target x (owned) */
-	guint *xcount;        /* source pixels per target column (owned) */
+	guint *xcount;        /* source pixels per target column, which take
+	                         the source columns in order (owned) */
+	guint64 *recip;       /* by box size n <= recip_max: ceil(2^36 / n)
+	                         for every size a box can have, or NULL when
+	                         one can reach SHRINK_RECIP_MAX_N (owned) */
+	guint recip_max;      /* 0 without recip */
 	guint32 *acc;         /* one target row's sums (owned) */
 	guint y;              /* source rows fed */
 	guint ty;             /* target row being summed */

@@ -163,14 +163,17 @@ test_expect_success '[scan] thumbnails = true in the config does what --thumbnai
 
 # decoding is slower than reading: a pool of 64 read buffers would only
 # fill up beside the decoders (130-145 MB of peak RSS on 168 small images);
-# 24 MiB keeps a hasher's MD5 lanes 4 to 6 large files wide
-test_expect_success 'with thumbnails the read buffers are 24 MiB unless --max-memory says; without, 64 MiB' '
+# 24 MiB in reads of 512 KiB keeps a hasher's MD5 lanes 5 to 8 large files
+# wide
+test_expect_success 'with thumbnails the read buffers are 24 MiB of 512 KiB reads unless --max-memory or --read-size says; without, 64 MiB of 1 MiB' '
 	px scan --db "$DB" -v --thumbnails lib 2>err &&
-	grep -q "24 read buffers of 1024 KiB" err &&
+	grep -q "48 read buffers of 512 KiB" err &&
 	XDG_CONFIG_HOME="$TRASH/cfg" px scan --db "$DB" -v lib 2>err &&
-	grep -q "24 read buffers of 1024 KiB" err &&
+	grep -q "48 read buffers of 512 KiB" err &&
 	px scan --db "$DB" -v --thumbnails --max-memory 32M lib 2>err &&
-	grep -q "32 read buffers of 1024 KiB" err &&
+	grep -q "64 read buffers of 512 KiB" err &&
+	px scan --db "$DB" -v --thumbnails --read-size 1M lib 2>err &&
+	grep -q "24 read buffers of 1024 KiB" err &&
 	px scan --db "$DB" -v lib 2>err &&
 	grep -q "64 read buffers of 1024 KiB" err
 '

@@ -207,6 +207,27 @@ static PixChunk *drain_file(PixQueue *q, PixChunk **last)
  * of the pool (the pool over the consumers) though the pool has room:
  * one reader cannot fill the pool with one file while the other
  * consumer waits (RAW files of 18 MB, a 16 MiB pool, 2 hashers). */
+/* The rule for a file's consumer: a large file to the one with the fewest
+ * large files being read for it, then the fewest bytes waiting; a batch of
+ * small files by bytes alone; ties to the first from the start. */
+static void test_pick_rule(void)
+{
+	gint64 pending[3] = { 100, 0, 50 };
+	gint n_large[3] = { 0, 1, 0 };
+	g_assert_cmpuint(pix_read_pick(NULL, pending, 3, 0), ==, 1);
+	g_assert_cmpuint(pix_read_pick(n_large, pending, 3, 0), ==, 2);   /* not the idle one, already reading one */
+	g_assert_cmpuint(pix_read_pick(n_large, pending, 3, 1), ==, 2);
+	n_large[2] = 2;
+	g_assert_cmpuint(pix_read_pick(n_large, pending, 3, 1), ==, 0);
+	gint64 even[3] = { 7, 7, 7 };
+	gint same[3] = { 1, 1, 1 };
+	for (guint start = 0; start < 6; start++) {
+		g_assert_cmpuint(pix_read_pick(NULL, even, 3, start), ==, start % 3);
+		g_assert_cmpuint(pix_read_pick(same, even, 3, start), ==, start % 3);
+	}
+	g_assert_cmpuint(pix_read_pick(same, pending, 1, 5), ==, 0);
+}
+
 static void test_large_files_spread(void)
 {
 	gsize rs = 64 * 1024;
@@ -633,6 +654,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/read/small-file-is-one-message", test_small_file_one_message);
 	g_test_add_func("/read/memory-cap-holds", test_memory_cap);
 	g_test_add_func("/read/large-files-spread-over-consumers", test_large_files_spread);
+	g_test_add_func("/read/pick-rule", test_pick_rule);
 	g_test_add_func("/read/vanished-file-is-gone-not-an-error", test_vanished);
 	g_test_add_func("/read/fifo-not-opened-for-long", test_fifo_not_opened_for_long);
 	g_test_add_func("/read/symlink-not-followed", test_symlink_not_followed);

@@ -363,7 +363,7 @@ static void test_readers(void)
 	g_assert_cmpuint(pix_sched_readers(PIX_DEVICE_NETWORK, TRUE), ==, 16);
 	gboolean is_uring = pix_sched_is_uring(PIX_DEVICE_SSD);
 	g_assert_cmpuint(pix_sched_readers(PIX_DEVICE_SSD, FALSE), ==, is_uring ? 4 : 16);
-	g_assert_cmpuint(pix_sched_readers(PIX_DEVICE_SSD, TRUE), ==, is_uring ? 8 : 16);
+	g_assert_cmpuint(pix_sched_readers(PIX_DEVICE_SSD, TRUE), ==, 16);
 }
 
 int main(int argc, char **argv)

@@ -222,6 +222,52 @@ static void test_limits(void)
 	g_assert_nonnull(strstr(p, "MiB in all"));
 }
 
+/* With the file's size as listed, the tail keeps only PIX_STREAM_BACK
+ * bytes until the read nears that size, then the whole tail: the end's
+ * bytes are kept, whatever the pieces, and a range 6,000 bytes behind the
+ * read mid-file is not (it is without the size).  A file that ended
+ * early keeps at least PIX_STREAM_BACK; one that grew, its whole tail. */
+static void test_tail_by_size(void)
+{
+	const gsize len = 200000, keep = 8000;
+	g_autofree guint8 *f = make_file(len);
+	static const gsize pieces[] = { 1, 1000, 4096, 7999, 8000, 8001, 65536, 1 << 20, 0 };
+	for (guint p = 0; p < G_N_ELEMENTS(pieces); p++) {
+		g_autoptr(GRand) r = g_rand_new_with_seed(p);
+		g_autoptr(PixStream) s = pix_stream_new(0, keep);
+		pix_stream_expect_size(s, len);
+		feed(s, f, len, pieces[p], r);
+		const guint8 *end = pix_stream_peek(s, len - keep, keep);
+		g_assert_nonnull(end);
+		for (gsize i = 0; i < keep; i++)
+			g_assert_cmpuint(end[i], ==, byte_at(len - keep + i));
+	}
+	for (int is_sized = 0; is_sized <= 1; is_sized++) {
+		g_autoptr(PixStream) s = pix_stream_new(0, keep);
+		if (is_sized)
+			pix_stream_expect_size(s, len);
+		Got got[2] = { 0 };
+		for (gsize at = 0; at < 100000; at += 1000)
+			pix_stream_feed(s, f + at, 1000);
+		g_assert_true(pix_stream_want(s, 100000 - 6000, 100, on_got, got, 0));
+		g_assert_true(pix_stream_want(s, 100000 - PIX_STREAM_BACK, PIX_STREAM_BACK, on_got, got, 1));
+		g_assert_cmpuint(got[0].calls, ==, 1);
+		g_assert_cmpuint(got[0].len, ==, is_sized ? 0 : 100);
+		g_assert_cmpuint(got[1].len, ==, PIX_STREAM_BACK);
+		g_assert_true(got[1].is_right);
+		/* it ends here, at half its listed size */
+		pix_stream_finish(s);
+		g_assert_nonnull(pix_stream_peek(s, 100000 - PIX_STREAM_BACK, PIX_STREAM_BACK));
+		g_assert_true((pix_stream_peek(s, 100000 - keep, keep) == NULL) == is_sized);
+	}
+	g_autoptr(PixStream) grown = pix_stream_new(0, keep);
+	pix_stream_expect_size(grown, len / 2);
+	feed(grown, f, len, 1000, NULL);
+	const guint8 *end = pix_stream_peek(grown, len - keep, keep);
+	g_assert_nonnull(end);
+	g_assert_cmpuint(end[0], ==, byte_at(len - keep));
+}
+
 static void test_problems_joined(void)
 {
 	g_autoptr(PixStream) s = pix_stream_new(0, 0);
@@ -242,6 +288,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/stream/as-soon-as-complete", test_called_back_as_soon_as_complete);
 	g_test_add_func("/stream/late-ranges", test_late_ranges);
 	g_test_add_func("/stream/just-behind", test_just_behind);
+	g_test_add_func("/stream/tail-by-size", test_tail_by_size);
 	g_test_add_func("/stream/chain", test_chain_without_recursion);
 	g_test_add_func("/stream/limits", test_limits);
 	g_test_add_func("/stream/problems", test_problems_joined);
