@@ -316,22 +316,68 @@ measure() {
 	[ "$cache" = cold ] && [ "$can_drop" = 0 ] && return
 	: >"$BENCH_DIR/times"
 	while [ "$runs" -gt 0 ]; do
-		# (over sshfs, what it listed before expires first: dcache_timeout=1)
-		[ -n "${settle:-}" ] && sleep "$settle"
-		# what each run starts from, not timed
-		[ -n "${prep:-}" ] && sh -c "$prep" >/dev/null
-		if [ "$cache" = cold ]; then drop_caches; else warm "$BENCH_DIR/$corpus" $extra_trees; fi
-		"$TIME" -f '%e %M %U %S' -o "$BENCH_DIR/t1" sh -c "$cmd" >/dev/null 2>"$BENCH_DIR/stderr" ||
-			{ log "$tool failed on $corpus:"; cat "$BENCH_DIR/stderr" >&2; }
-		tail -n 1 "$BENCH_DIR/t1" >>"$BENCH_DIR/times"
+		time_run "$corpus" "$cache" "$tool" "${prep:-}" "$cmd" "$BENCH_DIR/times"
 		runs=$((runs - 1))
 	done
-	secs=$(cut -d' ' -f1 "$BENCH_DIR/times" | median)
-	rss=$(cut -d' ' -f2 "$BENCH_DIR/times" | sort -n | tail -n 1)
-	user=$(cut -d' ' -f3 "$BENCH_DIR/times" | median)
-	sys=$(cut -d' ' -f4 "$BENCH_DIR/times" | median)
-	echo "$corpus $cache $tool $secs $rss $user $sys" >>"$RESULTS"
-	log "$corpus $cache $tool: ${secs} s, ${rss} KB, user $user s, sys $sys s"
+	record "$corpus" "$cache" "$tool" "$BENCH_DIR/times"
+}
+
+# time_run CORPUS CACHE TOOL PREP CMD TIMES: one run of sh -c CMD after
+# PREP (not timed) and the caches as CACHE asks, its "seconds rss_kb user
+# sys" appended to TIMES
+time_run() {
+	# (over sshfs, what it listed before expires first: dcache_timeout=1)
+	[ -n "${settle:-}" ] && sleep "$settle"
+	[ -n "$4" ] && sh -c "$4" >/dev/null
+	if [ "$2" = cold ]; then drop_caches; else warm "$BENCH_DIR/$1" $extra_trees; fi
+	"$TIME" -f '%e %M %U %S' -o "$BENCH_DIR/t1" sh -c "$5" >/dev/null 2>"$BENCH_DIR/stderr" ||
+		{ log "$3 failed on $1:"; cat "$BENCH_DIR/stderr" >&2; }
+	tail -n 1 "$BENCH_DIR/t1" >>"$6"
+}
+
+# record CORPUS CACHE TOOL TIMES: the medians of TIMES (and the largest
+# RSS) as a line of $RESULTS
+record() {
+	secs=$(cut -d' ' -f1 "$4" | median)
+	rss=$(cut -d' ' -f2 "$4" | sort -n | tail -n 1)
+	user=$(cut -d' ' -f3 "$4" | median)
+	sys=$(cut -d' ' -f4 "$4" | median)
+	echo "$1 $2 $3 $secs $rss $user $sys" >>"$RESULTS"
+	log "$1 $2 $3: ${secs} s, ${rss} KB, user $user s, sys $sys s"
+}
+
+# measure_turns CORPUS CACHE TOOL PREP CMD [TOOL PREP CMD ...]: measure()
+# for several tools whose runs take turns (the first run of each, then
+# the second of each...), so that a drift of the machine's speed during
+# the measurement falls on them alike, not on whichever ran last (one
+# after the other, the RAW thumbnails measured 1.06x vipsthumbnail in a
+# whole run where, taking turns by hand, they measured 1.00x)
+measure_turns() {
+	corpus=$1 cache=$2
+	shift 2
+	[ "$cache" = cold ] && [ "$can_drop" = 0 ] && return
+	n_tools=$(($# / 3))
+	k=0
+	while [ "$k" -lt "$n_tools" ]; do
+		: >"$BENCH_DIR/times.$k"
+		k=$((k + 1))
+	done
+	run=0
+	while [ "$run" -lt "$RUNS" ]; do
+		k=0
+		while [ "$k" -lt "$n_tools" ]; do
+			eval "tool=\${$((3 * k + 1))} tprep=\${$((3 * k + 2))} tcmd=\${$((3 * k + 3))}"
+			time_run "$corpus" "$cache" "$tool" "$tprep" "$tcmd" "$BENCH_DIR/times.$k"
+			k=$((k + 1))
+		done
+		run=$((run + 1))
+	done
+	k=0
+	while [ "$k" -lt "$n_tools" ]; do
+		eval "tool=\${$((3 * k + 1))}"
+		record "$corpus" "$cache" "$tool" "$BENCH_DIR/times.$k"
+		k=$((k + 1))
+	done
 }
 
 # cat_reader DIR: the command reading DIR's files with 16 parallel cats in
@@ -1107,7 +1153,8 @@ pg_report() {
 #           out (mkfixture raw): 18 MB of sensor data behind a preview,
 #           half a full-size 6000 x 4000 JpgFromRaw, half a 1616 x 1080
 #           PreviewImage as ARW has
-# and times, warm, new catalog each run (BENCH_RUNS runs, the median):
+# and times, warm, new catalog each run (BENCH_RUNS runs, the median; the
+# three commands taking turns, measure_turns):
 #   photoidx   scan --thumbnails: MD5, metadata and both renditions
 #   vips       vipsthumbnail -s 256 of every image, xargs -P$(nproc) -n 8:
 #              the thumbnails alone, no hash, no metadata.  For the RAW
@@ -1176,13 +1223,13 @@ gen_thumbraw() {
 run_thumbs() {
 	c=$1 images=$2
 	db="$BENCH_DIR/thumbs.db" out="$BENCH_DIR/thumbs-vips"
-	prep="rm -f '$db' '$db-wal' '$db-shm'" \
-		measure "$c" warm photoidx_thumbs "'$PHOTOIDX' scan -q --thumbnails --db '$db' '$BENCH_DIR/$c'"
+	measure_turns "$c" warm \
+		photoidx_thumbs "rm -f '$db' '$db-wal' '$db-shm'" "'$PHOTOIDX' scan -q --thumbnails --db '$db' '$BENCH_DIR/$c'" \
+		vipsthumbnail "rm -rf '$out' && mkdir -p '$out'" \
+		"find '$images' -type f -print0 | xargs -0 -P $NPROC -n 8 vipsthumbnail -s 256 -o '$out/%s.jpg'" \
+		thumb_md5sum "" "find '$BENCH_DIR/$c' -type f -print0 | xargs -0 -P $NPROC -n 8 md5sum"
 	"$PHOTOIDX" scan -q --thumbnails --json --db "$db.check" "$BENCH_DIR/$c" >"$BENCH_DIR/$c-thumbs.json" 2>/dev/null || true
 	rm -f "$db.check" "$db.check-wal" "$db.check-shm"
-	prep="rm -rf '$out' && mkdir -p '$out'" \
-		measure "$c" warm vipsthumbnail "find '$images' -type f -print0 | xargs -0 -P $NPROC -n 8 vipsthumbnail -s 256 -o '$out/%s.jpg'"
-	measure "$c" warm thumb_md5sum "find '$BENCH_DIR/$c' -type f -print0 | xargs -0 -P $NPROC -n 8 md5sum"
 }
 
 thumbs_report() {
@@ -1190,7 +1237,7 @@ thumbs_report() {
 	echo
 	echo "Thumbnails (\`scan --thumbnails\`: MD5, metadata and a 256 and a 512 px rendition) against \`vipsthumbnail -s 256\`"
 	echo "(libvips, shrink-on-load) with \`xargs -P$NPROC\`, the thumbnails alone, and against md5sum then vipsthumbnail"
-	echo "(what the peers take for the hash and the thumbnail), warm:"
+	echo "(what the peers take for the hash and the thumbnail), warm, the three taking turns run by run:"
 	echo
 	echo "| corpus | photoidx scan --thumbnails | vipsthumbnail | md5sum | photoidx over vips | photoidx over md5sum + vips | photoidx peak RSS | made, notes |"
 	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
