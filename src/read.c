@@ -365,7 +365,8 @@ typedef struct {
  * that the small files the pool holds at once do not grow as reads
  * shrink (with thumbnails, reads of 512 KiB: 48 buffers using 256 KiB each
  * held twice the images of 24 of 1 MiB, and peak RSS on 168 small images
- * rose from 78-95 MB to 81-105). */
+ * went from 82-95 MB, median 87, to 81-105, median 90; with a quarter,
+ * 80-100, median 85; 12 runs each, in turn). */
 #define SHARE_BYTES (256 * 1024)
 
 /* One reader thread's state across the files of a batch. */

@@ -36,10 +36,6 @@ typedef struct {
 	guint sw, sh, tw, th, c;
 	guint *xcount;        /* source pixels per target column, which take
 	                         the source columns in order (owned) */
-	guint64 *recip;       /* by box size n <= recip_max: ceil(2^36 / n)
-	                         for every size a box can have, or NULL when
-	                         one can reach SHRINK_RECIP_MAX_N (owned) */
-	guint recip_max;      /* 0 without recip */
 	guint32 *acc;         /* one target row's sums (owned) */
 	guint y;              /* source rows fed */
 	guint ty;             /* target row being summed */
