@@ -127,7 +127,7 @@ for f in "$seeds"/bmff/*; do
 done
 if [ -n "${MKFIXTURE:-}" ] && [ -x "$MKFIXTURE" ]; then
 	"$MKFIXTURE" jpeg "$fx/pv.jpeg" --width 640 --height 424 --seed 5 >/dev/null 2>&1 &&
-	"$MKFIXTURE" jpeg "$fx/img.jpeg" --width 1200 --height 800 --size 20000 --seed 6 >/dev/null 2>&1 &&
+	"$MKFIXTURE" jpeg "$fx/img.jpeg" --width 1200 --height 800 --seed 6 >/dev/null 2>&1 &&
 	"$MKFIXTURE" mpf "$seeds/thumbjpeg/mpf.jpeg" "$fx/img.jpeg" "$fx/pv.jpeg" &&
 	"$MKFIXTURE" raw "$seeds/thumbraw/nef.nef" "$fx/pv.jpeg" --raw-bytes 4096 &&
 	"$MKFIXTURE" raw "$seeds/thumbraw/upright.nef" "$fx/pv.jpeg" --orientation 6 --raw-bytes 100 &&
