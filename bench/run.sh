@@ -1060,27 +1060,9 @@ run_tags() {
 		lib) make_corpus lib "$LIB_FILES x $LIB_BYTES in $LIB_LAYOUT" gen_lib ;;
 		*) log "BENCH_TAGS_CORPORA: card or lib, not $tc"; continue ;;
 		esac
-		: >"$BENCH_DIR/tags-times-base"
-		: >"$BENCH_DIR/tags-times-new"
-		i=0
-		while [ $i -lt "$RUNS" ]; do
-			for which in base new; do
-				bin=$PHOTOIDX
-				[ "$which" = base ] && bin=$TAGS_BASE_PHOTOIDX
-				rm -f "$db"*
-				warm "$BENCH_DIR/$tc"
-				"$TIME" -f '%e %M %U %S' -o "$BENCH_DIR/t1" "$bin" scan --db "$db" -q --keep-cache "$BENCH_DIR/$tc" \
-					>/dev/null 2>"$BENCH_DIR/stderr" || { log "photoidx ($which) failed on $tc:"; cat "$BENCH_DIR/stderr" >&2; }
-				tail -n 1 "$BENCH_DIR/t1" >>"$BENCH_DIR/tags-times-$which"
-			done
-			i=$((i + 1))
-		done
-		for which in base new; do
-			f="$BENCH_DIR/tags-times-$which"
-			echo "$tc warm tags_$which $(cut -d' ' -f1 "$f" | median) $(cut -d' ' -f2 "$f" | sort -n | tail -n 1)" \
-				"$(cut -d' ' -f3 "$f" | median) $(cut -d' ' -f4 "$f" | median)" >>"$RESULTS"
-			log "$tc warm tags_$which: $(tail -n 1 "$RESULTS" | cut -d' ' -f4-)"
-		done
+		measure_turns "$tc" warm \
+			tags_base "rm -f '$db'*" "'$TAGS_BASE_PHOTOIDX' scan --db '$db' -q --keep-cache '$BENCH_DIR/$tc'" \
+			tags_new "rm -f '$db'*" "'$PHOTOIDX' scan --db '$db' -q --keep-cache '$BENCH_DIR/$tc'"
 	done
 	rm -f "$db"*
 	RESULTS=$saved

@@ -220,20 +220,17 @@ static void throttle(PixReaders *r, gsize n)
 guint pix_read_pick(const gint *n_large, const gint64 *pending, guint n, guint start)
 {
 	guint best = start % n;
+	gint best_files = n_large != NULL ? g_atomic_int_get(&n_large[best]) : 0;
+	gint64 best_load = __atomic_load_n(&pending[best], __ATOMIC_RELAXED);
 	for (guint k = 1; k < n; k++) {
 		guint i = (start + k) % n;
+		gint files = n_large != NULL ? g_atomic_int_get(&n_large[i]) : 0;
 		gint64 load = __atomic_load_n(&pending[i], __ATOMIC_RELAXED);
-		gint64 best_load = __atomic_load_n(&pending[best], __ATOMIC_RELAXED);
-		if (n_large != NULL) {
-			gint files = g_atomic_int_get(&n_large[i]), best_files = g_atomic_int_get(&n_large[best]);
-			if (files != best_files) {
-				if (files < best_files)
-					best = i;
-				continue;
-			}
-		}
-		if (load < best_load)
+		if (files < best_files || (files == best_files && load < best_load)) {
 			best = i;
+			best_files = files;
+			best_load = load;
+		}
 	}
 	return best;
 }

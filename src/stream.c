@@ -325,9 +325,10 @@ static void keep(PixStream *s, const guint8 *data, gsize len)
 	 * the file as listed is farther, those from its last keep_tail bytes
 	 * on, and at least PIX_STREAM_BACK: it starts no later than it did */
 	gsize win = s->keep_tail;
-	if (s->expect_size > s->keep_tail && end <= s->expect_size)
-		win = (gsize)MIN((guint64)s->keep_tail, MAX((guint64)PIX_STREAM_BACK,
-		                                           end - MIN(end, s->expect_size - s->keep_tail)));
+	if (s->expect_size > s->keep_tail && end <= s->expect_size) {
+		guint64 from = s->expect_size - s->keep_tail;   /* where that tail starts */
+		win = end > from ? MAX((gsize)(end - from), PIX_STREAM_BACK) : PIX_STREAM_BACK;
+	}
 	if (len >= win) {
 		memcpy(s->tail, data + len - win, win);
 		s->tail_len = win;
